@@ -1,0 +1,49 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace pathbench {
+
+// Exit codes shared by every command (DESIGN.md, Conventions).
+enum class ExitCode : int { kOk = 0, kFailure = 1, kIncomplete = 2, kBadInput = 3 };
+
+// Bad input or usage: always names the file and the JSON pointer of the offending field.
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, std::string pointer, const std::string& what)
+      : std::runtime_error(file + ": " + (pointer.empty() ? std::string("/") : pointer) + ": " +
+                           what),
+        file_(std::move(file)),
+        pointer_(std::move(pointer)) {}
+  const std::string& file() const { return file_; }
+  const std::string& pointer() const { return pointer_; }
+
+ private:
+  std::string file_;
+  std::string pointer_;
+};
+
+// A case that cannot run on this machine; the message says why and how to fix it.
+class SkipCase : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A case that ran but whose result cannot be trusted (copy mismatch, latch timeout, ...).
+class CaseFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An operating-system call failed; carries errno's text.
+class SystemError : public std::runtime_error {
+ public:
+  SystemError(const std::string& call, int err);
+  int error_number() const { return errno_; }
+
+ private:
+  int errno_;
+};
+
+}  // namespace pathbench

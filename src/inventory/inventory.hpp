@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "inventory/machine.hpp"
+
+namespace pathbench {
+
+struct GpuInventory {
+  int index = 0;
+  std::string name;
+  std::string uuid;
+  std::string pci_bus_id;  // canonical lower-case "0000:65:00.0"
+  std::optional<int> pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max;
+  std::optional<int> numa_node;
+  std::vector<int> local_cpus;
+  std::optional<int> clock_sm_mhz, clock_mem_mhz, clock_sm_max_mhz, clock_mem_max_mhz;
+  std::uint64_t memory_bytes = 0;
+  std::string vbios;
+};
+
+struct NumaNodeInventory {
+  int id = 0;
+  std::vector<int> cpus;
+  std::uint64_t memory_bytes = 0;
+};
+
+// Everything DESIGN.md lists under the result's `context`.
+struct Inventory {
+  std::string tool_version;
+  std::string git_sha;
+  std::string hostname;
+  std::string node_type;             // --node-type, or derived (GPU model / PCIe gen x width / NUMA)
+  bool node_type_derived = true;
+  std::string topology_fingerprint;  // sha256 over topology-relevant fields only
+  std::string cpu_model;
+  int logical_cpus = 0;
+  std::vector<NumaNodeInventory> numa_nodes;
+  std::vector<int> cpuset;           // process affinity (Cpus_allowed_list)
+  std::vector<int> mems_allowed;     // Mems_allowed_list
+  std::optional<bool> cpuset_aligned_with_gpu;  // empty when there is no GPU
+  std::string thp_enabled, thp_defrag;
+  std::optional<int> numa_balancing;
+  std::uint64_t hugepages_total = 0, hugepages_free = 0, hugepage_bytes = 0;
+  std::uint64_t mem_total_bytes = 0, mem_available_bytes = 0;
+  std::uint64_t memlock_limit_bytes = 0;
+  std::string kernel;
+  std::string bios_vendor, bios_version, bios_date;
+  std::optional<int> cuda_runtime_version, cuda_driver_version;
+  std::string driver_version;
+  std::string cuda_unavailable_reason;
+  std::string nvidia_smi_status;     // "ok", or why its data is absent
+  std::vector<GpuInventory> gpus;
+  std::vector<std::string> warnings;
+};
+
+struct InventoryOptions {
+  std::string node_type_override;
+};
+
+Inventory collect_inventory(const InventoryOptions& options);
+Machine machine_from(const Inventory& inventory);
+nlohmann::ordered_json to_json(const Inventory& inventory);
+Inventory inventory_from_json(const nlohmann::json& json);
+
+}  // namespace pathbench

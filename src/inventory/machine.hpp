@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pathbench {
+
+// The facts about this node that decide which cases can run and where buffers go. Derived from
+// the inventory; tests construct it directly.
+struct MachineGpu {
+  int index = 0;
+  std::string name;
+  std::string pci_bus_id;
+  std::optional<int> numa_node;  // from hwloc via the PCI bus id; empty when the firmware hides it
+  std::uint64_t memory_bytes = 0;
+};
+
+struct Machine {
+  std::vector<int> numa_nodes;                 // NUMA node ids with memory, sorted
+  std::vector<std::vector<int>> node_cpus;     // parallel to numa_nodes: allowed CPUs of each node
+  std::uint64_t mem_available_bytes = 0;       // /proc/meminfo MemAvailable
+  std::uint64_t hugetlb_free_pages = 0;        // default huge page size pool
+  std::uint64_t hugetlb_page_bytes = 2u << 20;
+  std::string thp_enabled;                     // "always" | "madvise" | "never" | "" (unknown)
+  std::uint64_t memlock_limit_bytes = 0;       // RLIMIT_MEMLOCK soft limit; UINT64_MAX = unlimited
+  std::string cuda_unavailable_reason;         // empty when at least one GPU can be used
+  std::vector<MachineGpu> gpus;
+
+  bool has_gpu() const { return cuda_unavailable_reason.empty() && !gpus.empty(); }
+  const std::vector<int>* cpus_of_node(int node) const;
+  // The node local to the GPU: hwloc's answer, or the only node when there is one.
+  std::optional<int> gpu_local_node(int gpu_index) const;
+  // Some node other than the GPU's local node, if the machine has one with memory.
+  std::optional<int> gpu_remote_node(int gpu_index) const;
+};
+
+}  // namespace pathbench

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "measure/family.hpp"
+#include "stats/summary.hpp"
+
+namespace pathbench {
+
+inline constexpr const char* kResultSchema = "pathbench.result/v1";
+
+enum class CaseStatus { kOk, kSkipped, kFailed };
+std::string_view to_string(CaseStatus s);
+
+struct MetricResult {
+  std::string name;
+  std::string unit;
+  Better better = Better::kHigher;
+  std::vector<double> samples;
+  Summary stats;
+};
+
+struct CaseResult {
+  std::string id;
+  std::string scenario;
+  std::string family;
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  std::string timing_method;  // empty when the case did not run
+  std::uint64_t operations_per_sample = 0;
+  std::uint64_t bytes_per_sample = 0;
+  std::vector<MetricResult> metrics;
+  std::vector<Check> checks;
+  CaseStatus status = CaseStatus::kOk;
+  std::string reason;
+  double elapsed_seconds = 0;  // wall time of the whole case, set-up included
+};
+
+struct ScenarioFileRef {
+  std::string path;
+  std::string sha256;
+};
+
+struct Result {
+  std::string schema = kResultSchema;
+  nlohmann::ordered_json context = nlohmann::ordered_json::object();  // see inventory/to_json
+  std::vector<ScenarioFileRef> scenario_files;
+  std::string start_time, end_time;  // ISO 8601 UTC
+  std::vector<CaseResult> cases;
+};
+
+nlohmann::ordered_json to_json(const Result& r);
+nlohmann::ordered_json to_json(const CaseResult& c);
+// Throws InputError naming `file` and the JSON pointer when the document is not a valid result.
+Result result_from_json(const nlohmann::json& j, const std::string& file);
+Result load_result(const std::filesystem::path& path);
+void save_result(const std::filesystem::path& path, const Result& r);  // atomic
+
+}  // namespace pathbench
