@@ -12,8 +12,9 @@ class Sha256 {
  public:
   Sha256();
   void update(std::string_view data);
+  // Finalises the message and resets the object, so it can hash a new message.
   std::array<std::uint8_t, 32> digest();
-  std::string hex_digest();
+  std::string hex_digest();  // lower-case hex of digest()
 
  private:
   void compress(const std::uint8_t* block);

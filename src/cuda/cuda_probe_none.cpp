@@ -1,0 +1,13 @@
+#include "cuda/cuda_probe.hpp"
+
+namespace pathbench {
+
+CudaProbe probe_cuda() {
+  CudaProbe probe;
+  probe.unavailable_reason =
+      "pathbench was built without CUDA (no nvcc at configure time); rebuild on a machine with "
+      "the CUDA toolkit to run the GPU families";
+  return probe;
+}
+
+}  // namespace pathbench

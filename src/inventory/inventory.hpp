@@ -35,14 +35,14 @@ struct Inventory {
   std::string tool_version;
   std::string git_sha;
   std::string hostname;
-  std::string node_type;             // --node-type, or derived (GPU model / PCIe gen x width / NUMA)
+  std::string node_type;  // --node-type, or derived (GPU model / PCIe gen x width / NUMA)
   bool node_type_derived = true;
   std::string topology_fingerprint;  // sha256 over topology-relevant fields only
   std::string cpu_model;
   int logical_cpus = 0;
   std::vector<NumaNodeInventory> numa_nodes;
-  std::vector<int> cpuset;           // process affinity (Cpus_allowed_list)
-  std::vector<int> mems_allowed;     // Mems_allowed_list
+  std::vector<int> cpuset;                      // process affinity (Cpus_allowed_list)
+  std::vector<int> mems_allowed;                // Mems_allowed_list
   std::optional<bool> cpuset_aligned_with_gpu;  // empty when there is no GPU
   std::string thp_enabled, thp_defrag;
   std::optional<int> numa_balancing;
@@ -54,7 +54,7 @@ struct Inventory {
   std::optional<int> cuda_runtime_version, cuda_driver_version;
   std::string driver_version;
   std::string cuda_unavailable_reason;
-  std::string nvidia_smi_status;     // "ok", or why its data is absent
+  std::string nvidia_smi_status;  // "ok", or why its data is absent
   std::vector<GpuInventory> gpus;
   std::vector<std::string> warnings;
 };

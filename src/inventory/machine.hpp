@@ -18,14 +18,14 @@ struct MachineGpu {
 };
 
 struct Machine {
-  std::vector<int> numa_nodes;                 // NUMA node ids with memory, sorted
-  std::vector<std::vector<int>> node_cpus;     // parallel to numa_nodes: allowed CPUs of each node
-  std::uint64_t mem_available_bytes = 0;       // /proc/meminfo MemAvailable
-  std::uint64_t hugetlb_free_pages = 0;        // default huge page size pool
+  std::vector<int> numa_nodes;              // NUMA node ids with memory, sorted
+  std::vector<std::vector<int>> node_cpus;  // parallel to numa_nodes: allowed CPUs of each node
+  std::uint64_t mem_available_bytes = 0;    // /proc/meminfo MemAvailable
+  std::uint64_t hugetlb_free_pages = 0;     // default huge page size pool
   std::uint64_t hugetlb_page_bytes = 2u << 20;
-  std::string thp_enabled;                     // "always" | "madvise" | "never" | "" (unknown)
-  std::uint64_t memlock_limit_bytes = 0;       // RLIMIT_MEMLOCK soft limit; UINT64_MAX = unlimited
-  std::string cuda_unavailable_reason;         // empty when at least one GPU can be used
+  std::string thp_enabled;                // "always" | "madvise" | "never" | "" (unknown)
+  std::uint64_t memlock_limit_bytes = 0;  // RLIMIT_MEMLOCK soft limit; UINT64_MAX = unlimited
+  std::string cuda_unavailable_reason;    // empty when at least one GPU can be used
   std::vector<MachineGpu> gpus;
 
   bool has_gpu() const { return cuda_unavailable_reason.empty() && !gpus.empty(); }

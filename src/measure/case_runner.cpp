@@ -1,0 +1,156 @@
+#include "measure/case_runner.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "core/errors.hpp"
+#include "measure/nvtx.hpp"
+
+namespace pathbench {
+
+namespace {
+
+// Google Benchmark's console output would interleave with ours; the samples are recorded by the
+// case itself, so the reporter only has to keep quiet.
+class SilentReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+CaseResult skeleton(const CaseSpec& spec) {
+  CaseResult r;
+  r.id = spec.id;
+  r.scenario = spec.scenario;
+  r.family = spec.family;
+  r.params = spec.params;
+  return r;
+}
+
+}  // namespace
+
+CaseRunner::CaseRunner(const Machine& machine, RunSettings settings, Progress& progress)
+    : machine_(machine), settings_(settings), progress_(progress) {}
+
+void apply_checks(CaseResult& result) {
+  if (result.status != CaseStatus::kOk) return;
+  for (const auto& c : result.checks) {
+    if (!c.passed) {
+      result.status = CaseStatus::kFailed;
+      result.reason = "check " + c.name + " did not pass: " + c.detail;
+      return;
+    }
+  }
+}
+
+CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
+  const auto started = std::chrono::steady_clock::now();
+  CaseResult result = skeleton(spec);
+  auto finish = [&]() -> CaseResult {
+    result.elapsed_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (result.status == CaseStatus::kFailed) progress_.case_failed(result.id, result.reason);
+    return result;
+  };
+
+  if (auto why = family.skip_reason(spec, machine_, settings_.device)) {
+    result.status = CaseStatus::kSkipped;
+    result.reason = *why;
+    return finish();
+  }
+
+  NvtxRange case_range(spec.id, spec.family);
+  std::unique_ptr<CaseBench> bench;
+  try {
+    bench = family.prepare(spec, machine_, settings_.device);
+    for (const auto& m : bench->metrics()) {
+      result.metrics.push_back(MetricResult{m.name, m.unit, m.better, {}, {}});
+    }
+    result.timing_method = std::string(to_string(bench->timing_method()));
+    {
+      NvtxRange warm("warm-up", spec.family);
+      bench->warm_up(spec.min_time);
+    }
+    result.operations_per_sample = bench->operations_per_sample();
+    result.bytes_per_sample = bench->bytes_per_sample();
+  } catch (const SkipCase& e) {
+    result.status = CaseStatus::kSkipped;
+    result.reason = e.what();
+    result.metrics.clear();
+    return finish();
+  } catch (const std::exception& e) {
+    result.status = CaseStatus::kFailed;
+    result.reason = std::string("set-up: ") + e.what();
+    if (bench) result.checks = bench->checks();
+    return finish();
+  }
+
+  std::string failure;
+  std::size_t repetition = 0;
+  const std::size_t repetitions = static_cast<std::size_t>(spec.repetitions);
+  auto body = [&](benchmark::State& state) {
+    for (auto _ : state) {
+      if (!failure.empty()) {
+        state.SkipWithError("an earlier repetition failed");
+        break;
+      }
+      try {
+        NvtxRange rep_range("repetition " + std::to_string(repetition + 1), spec.family,
+                            bench->bytes_per_sample());
+        const Sample sample = bench->measure();
+        if (sample.values.size() != result.metrics.size()) {
+          throw std::logic_error("the case returned " + std::to_string(sample.values.size()) +
+                                 " values for " + std::to_string(result.metrics.size()) +
+                                 " metrics");
+        }
+        for (double v : sample.values) {
+          if (!std::isfinite(v)) throw CaseFailure("a sample is not finite");
+        }
+        state.SetIterationTime(sample.seconds);
+        bench->verify();
+        for (std::size_t i = 0; i < sample.values.size(); ++i) {
+          result.metrics[i].samples.push_back(sample.values[i]);
+        }
+      } catch (const std::exception& e) {
+        failure = "repetition " + std::to_string(repetition + 1) + ": " + e.what();
+        state.SkipWithError(failure.c_str());
+        break;
+      }
+    }
+    ++repetition;
+    progress_.repetition(repetition, repetitions);
+  };
+
+  benchmark::ClearRegisteredBenchmarks();
+  benchmark::RegisterBenchmark(spec.id.c_str(), body)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Repetitions(spec.repetitions)
+      ->Unit(benchmark::kMillisecond);
+  SilentReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+
+  try {
+    result.checks = bench->checks();
+  } catch (const std::exception& e) {
+    result.checks.push_back(Check{"checks", false, e.what(), nullptr});
+  }
+  for (auto& m : result.metrics) m.stats = summarize(m.samples);
+  if (!failure.empty()) {
+    result.status = CaseStatus::kFailed;
+    result.reason = failure;
+  } else if (repetition < repetitions) {
+    result.status = CaseStatus::kFailed;
+    result.reason = "Google Benchmark ran " + std::to_string(repetition) + " of " +
+                    std::to_string(repetitions) + " repetitions";
+  }
+  apply_checks(result);
+  bench.reset();  // release buffers before the next case allocates its own
+  return finish();
+}
+
+}  // namespace pathbench

@@ -31,8 +31,8 @@ class HostBuffer {
   ~HostBuffer();
 
   std::byte* data() const { return data_; }
-  std::size_t size() const { return bytes_; }           // what was asked for
-  std::size_t mapped_size() const { return mapped_; }   // rounded to the page size
+  std::size_t size() const { return bytes_; }          // what was asked for
+  std::size_t mapped_size() const { return mapped_; }  // rounded to the page size
   const HostBufferRequest& request() const { return request_; }
   std::span<std::byte> span() const { return {data_, bytes_}; }
 
@@ -45,6 +45,12 @@ class HostBuffer {
   std::size_t bytes_ = 0;
   std::size_t mapped_ = 0;
 };
+
+// Bytes of one page of `t` on this machine: the base page (4 KiB on x86-64), the THP PMD size
+// (/sys/kernel/mm/transparent_hugepage/hpage_pmd_size) or the default hugetlb page size
+// (/proc/meminfo Hugepagesize). Falls back to 2 MiB for the huge kinds when the kernel does not
+// say.
+std::size_t page_size_of(PageType t);
 
 // Applies MPOL_BIND for `node` to [addr, addr+len). Throws SystemError naming the node on failure.
 void bind_to_node(void* addr, std::size_t len, int node);

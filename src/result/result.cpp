@@ -1,0 +1,440 @@
+#include "result/result.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "core/atomic_file.hpp"
+#include "core/errors.hpp"
+
+namespace pathbench {
+
+// ---------------------------------------------------------------------------------------------
+// Names of the enums. Better and TimingMethod are declared in measure/family.hpp; their names
+// are part of the result format, so they are defined beside the format.
+
+std::string_view to_string(Better b) {
+  switch (b) {
+    case Better::kHigher:
+      return "higher";
+    case Better::kLower:
+      return "lower";
+  }
+  throw std::invalid_argument("to_string: invalid Better value");
+}
+
+std::string_view to_string(TimingMethod m) {
+  switch (m) {
+    case TimingMethod::kCudaEventsLatched:
+      return "cuda_events_latched";
+    case TimingMethod::kHostSteadyClock:
+      return "host_steady_clock";
+  }
+  throw std::invalid_argument("to_string: invalid TimingMethod value");
+}
+
+std::string_view to_string(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::kOk:
+      return "ok";
+    case CaseStatus::kSkipped:
+      return "skipped";
+    case CaseStatus::kFailed:
+      return "failed";
+  }
+  throw std::invalid_argument("to_string: invalid CaseStatus value");
+}
+
+std::optional<CaseStatus> parse_case_status(std::string_view s) {
+  for (auto v : {CaseStatus::kOk, CaseStatus::kSkipped, CaseStatus::kFailed}) {
+    if (to_string(v) == s) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<Better> parse_better(std::string_view s) {
+  for (auto v : {Better::kHigher, Better::kLower}) {
+    if (to_string(v) == s) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<TimingMethod> parse_timing_method(std::string_view s) {
+  for (auto v : {TimingMethod::kCudaEventsLatched, TimingMethod::kHostSteadyClock}) {
+    if (to_string(v) == s) return v;
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing.
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+using Pointer = ojson::json_pointer;
+
+// Keys of `context` that the Result holds as struct fields.
+constexpr std::array<const char*, 3> kLiftedContextKeys = {"scenario_files", "start_time",
+                                                           "end_time"};
+
+ojson to_json(const MetricResult& m) {
+  ojson j = ojson::object();
+  j["unit"] = m.unit;
+  j["better"] = to_string(m.better);
+  j["samples"] = m.samples;
+  j["stats"] = m.stats;
+  return j;
+}
+
+ojson to_json(const Check& c) {
+  ojson j = ojson::object();
+  j["name"] = c.name;
+  j["passed"] = c.passed;
+  j["detail"] = c.detail;
+  j["value"] = c.value;
+  return j;
+}
+
+}  // namespace
+
+ojson to_json(const CaseResult& c) {
+  ojson j = ojson::object();
+  j["id"] = c.id;
+  j["scenario"] = c.scenario;
+  j["family"] = c.family;
+  j["params"] = c.params.is_null() ? ojson::object() : c.params;
+  j["status"] = to_string(c.status);
+  j["reason"] = c.reason;
+  // A case that never ran was timed by nothing: null says so more plainly than "".
+  j["timing_method"] = c.timing_method.empty() ? ojson(nullptr) : ojson(c.timing_method);
+  j["operations_per_sample"] = c.operations_per_sample;
+  j["bytes_per_sample"] = c.bytes_per_sample;
+  j["elapsed_seconds"] = c.elapsed_seconds;
+  ojson metrics = ojson::object();
+  for (const auto& m : c.metrics) {
+    // Metrics are keyed by name: a second one of the same name would silently replace the first.
+    if (metrics.contains(m.name)) {
+      throw std::logic_error("case " + c.id + ": metric \"" + m.name + "\" appears twice");
+    }
+    metrics[m.name] = to_json(m);
+  }
+  j["metrics"] = std::move(metrics);
+  ojson checks = ojson::array();
+  for (const auto& chk : c.checks) checks.push_back(to_json(chk));
+  j["checks"] = std::move(checks);
+  return j;
+}
+
+ojson to_json(const Result& r) {
+  ojson context = r.context.is_null() ? ojson::object() : r.context;
+  if (!context.is_object()) {
+    throw std::invalid_argument("Result.context must be a JSON object, not " +
+                                std::string(context.type_name()));
+  }
+  // The lifted fields always come last, whatever the inventory put in context.
+  for (const char* key : kLiftedContextKeys) context.erase(key);
+  ojson files = ojson::array();
+  for (const auto& f : r.scenario_files) {
+    ojson entry = ojson::object();
+    entry["path"] = f.path;
+    entry["sha256"] = f.sha256;
+    files.push_back(std::move(entry));
+  }
+  context["scenario_files"] = std::move(files);
+  context["start_time"] = r.start_time;
+  context["end_time"] = r.end_time;
+
+  ojson j = ojson::object();
+  j["schema"] = r.schema;
+  j["context"] = std::move(context);
+  ojson cases = ojson::array();
+  for (const auto& c : r.cases) cases.push_back(to_json(c));
+  j["cases"] = std::move(cases);
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading.
+
+namespace {
+
+std::string describe_type(const ojson& v) {
+  if (v.is_number_integer()) return "integer";
+  if (v.is_number_float()) return "number";
+  return v.type_name();
+}
+
+std::string json_quoted(std::string_view s) { return ojson(s).dump(); }
+
+// Reads a result document while tracking where in it we are, so every error names the field.
+class ResultReader {
+ public:
+  explicit ResultReader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const Pointer& at, const std::string& what) const {
+    throw InputError(file_, at.to_string(), what);
+  }
+
+  const ojson& object(const ojson& v, const Pointer& at) const {
+    if (!v.is_object()) fail(at, "expected an object, found " + describe_type(v));
+    return v;
+  }
+
+  const ojson& array(const ojson& v, const Pointer& at) const {
+    if (!v.is_array()) fail(at, "expected an array, found " + describe_type(v));
+    return v;
+  }
+
+  const ojson& field(const ojson& obj, const Pointer& at, const char* key) const {
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail(at / key, "missing required field");
+    return *it;
+  }
+
+  std::string string(const ojson& v, const Pointer& at) const {
+    if (!v.is_string()) fail(at, "expected a string, found " + describe_type(v));
+    return v.get<std::string>();
+  }
+
+  double number(const ojson& v, const Pointer& at) const {
+    if (!v.is_number()) fail(at, "expected a number, found " + describe_type(v));
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) fail(at, "expected a finite number, found " + v.dump());
+    return d;
+  }
+
+  std::uint64_t count(const ojson& v, const Pointer& at) const {
+    if (!v.is_number_unsigned()) {
+      fail(at, "expected a non-negative integer, found " +
+                   (v.is_number() ? v.dump() : describe_type(v)));
+    }
+    return v.get<std::uint64_t>();
+  }
+
+  bool boolean(const ojson& v, const Pointer& at) const {
+    if (!v.is_boolean()) fail(at, "expected true or false, found " + describe_type(v));
+    return v.get<bool>();
+  }
+
+  std::string string_field(const ojson& obj, const Pointer& at, const char* key) const {
+    return string(field(obj, at, key), at / key);
+  }
+
+  Result result(const ojson& doc) const {
+    const Pointer root;
+    object(doc, root);
+    const ojson& schema = field(doc, root, "schema");
+    if (!schema.is_string() || schema.get_ref<const std::string&>() != kResultSchema) {
+      fail(root / "schema", "expected " + json_quoted(kResultSchema) + ", found " +
+                                (schema.is_string() ? schema.dump() : describe_type(schema)));
+    }
+    Result r;
+    r.schema = kResultSchema;
+    context(field(doc, root, "context"), root / "context", r);
+
+    const Pointer cases_at = root / "cases";
+    const ojson& cases = array(field(doc, root, "cases"), cases_at);
+    std::map<std::string, std::size_t, std::less<>> seen_ids;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      r.cases.push_back(case_result(cases[i], cases_at / i));
+      // Comparison and the exports key cases by id: two cases with one id cannot be told apart.
+      const auto [it, inserted] = seen_ids.emplace(r.cases.back().id, i);
+      if (!inserted) {
+        fail(cases_at / i / "id", "duplicate case id " + json_quoted(it->first) + " (also /cases/" +
+                                      std::to_string(it->second) + "/id)");
+      }
+    }
+    return r;
+  }
+
+ private:
+  void context(const ojson& v, const Pointer& at, Result& r) const {
+    object(v, at);
+    const Pointer files_at = at / "scenario_files";
+    const ojson& files = array(field(v, at, "scenario_files"), files_at);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const Pointer file_at = files_at / i;
+      object(files[i], file_at);
+      r.scenario_files.push_back(
+          {string_field(files[i], file_at, "path"), string_field(files[i], file_at, "sha256")});
+    }
+    r.start_time = string_field(v, at, "start_time");
+    r.end_time = string_field(v, at, "end_time");
+    r.context = v;
+    for (const char* key : kLiftedContextKeys) r.context.erase(key);
+  }
+
+  CaseResult case_result(const ojson& v, const Pointer& at) const {
+    object(v, at);
+    CaseResult c;
+    c.id = string_field(v, at, "id");
+    c.scenario = string_field(v, at, "scenario");
+    c.family = string_field(v, at, "family");
+    c.params = object(field(v, at, "params"), at / "params");
+
+    const std::string status = string_field(v, at, "status");
+    const auto parsed_status = parse_case_status(status);
+    if (!parsed_status) {
+      fail(at / "status",
+           "expected one of \"ok\", \"skipped\", \"failed\", found " + json_quoted(status));
+    }
+    c.status = *parsed_status;
+    c.reason = string_field(v, at, "reason");
+
+    const ojson& timing = field(v, at, "timing_method");
+    if (!timing.is_null()) {
+      const std::string method = string(timing, at / "timing_method");
+      if (!parse_timing_method(method)) {
+        fail(at / "timing_method",
+             "expected \"cuda_events_latched\", \"host_steady_clock\" or null, found " +
+                 json_quoted(method));
+      }
+      c.timing_method = method;
+    }
+
+    c.operations_per_sample =
+        count(field(v, at, "operations_per_sample"), at / "operations_per_sample");
+    c.bytes_per_sample = count(field(v, at, "bytes_per_sample"), at / "bytes_per_sample");
+    c.elapsed_seconds = number(field(v, at, "elapsed_seconds"), at / "elapsed_seconds");
+
+    const Pointer metrics_at = at / "metrics";
+    const ojson& metrics = object(field(v, at, "metrics"), metrics_at);
+    for (const auto& [name, metric] : metrics.items()) {
+      c.metrics.push_back(metric_result(name, metric, metrics_at / name));
+    }
+
+    const Pointer checks_at = at / "checks";
+    const ojson& checks = array(field(v, at, "checks"), checks_at);
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+      c.checks.push_back(check(checks[i], checks_at / i));
+    }
+    return c;
+  }
+
+  MetricResult metric_result(const std::string& name, const ojson& v, const Pointer& at) const {
+    object(v, at);
+    MetricResult m;
+    m.name = name;
+    m.unit = string_field(v, at, "unit");
+    const std::string better = string_field(v, at, "better");
+    const auto parsed_better = parse_better(better);
+    if (!parsed_better) {
+      fail(at / "better", "expected \"higher\" or \"lower\", found " + json_quoted(better));
+    }
+    m.better = *parsed_better;
+
+    const Pointer samples_at = at / "samples";
+    const ojson& samples = array(field(v, at, "samples"), samples_at);
+    m.samples.reserve(samples.size());
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      m.samples.push_back(number(samples[i], samples_at / i));
+    }
+    m.stats = stats(field(v, at, "stats"), at / "stats");
+    if (m.stats.n != m.samples.size()) {
+      fail(at / "stats" / "n", "is " + std::to_string(m.stats.n) + " but the metric has " +
+                                   std::to_string(m.samples.size()) + " samples");
+    }
+    return m;
+  }
+
+  Summary stats(const ojson& v, const Pointer& at) const {
+    object(v, at);
+    Summary s;
+    s.n = count(field(v, at, "n"), at / "n");
+    const std::pair<const char*, double*> numbers[] = {
+        {"median", &s.median}, {"min", &s.min}, {"max", &s.max},       {"mean", &s.mean},
+        {"p10", &s.p10},       {"p90", &s.p90}, {"stddev", &s.stddev}, {"cv", &s.cv}};
+    for (const auto& [key, out] : numbers) *out = number(field(v, at, key), at / key);
+    return s;
+  }
+
+  Check check(const ojson& v, const Pointer& at) const {
+    object(v, at);
+    Check c;
+    c.name = string_field(v, at, "name");
+    c.passed = boolean(field(v, at, "passed"), at / "passed");
+    c.detail = string_field(v, at, "detail");
+    // Not every check measures a quantity; the writer puts null there, older files may omit it.
+    if (const auto it = v.find("value"); it != v.end()) c.value = *it;
+    return c;
+  }
+
+  std::string file_;
+};
+
+// The file's bytes, or InputError with the operating system's reason.
+std::string read_whole_file(const std::filesystem::path& path) {
+  const auto cannot_read = [&](int err) {
+    return InputError(path.string(), "", std::string("cannot read: ") + std::strerror(err));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw cannot_read(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::string text;
+  std::array<char, 1 << 16> buf{};
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw cannot_read(errno);
+    }
+    text.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+}  // namespace
+
+Result result_from_json(const nlohmann::ordered_json& j, const std::string& file) {
+  return ResultReader(file).result(j);
+}
+
+Result result_from_json(const nlohmann::json& j, const std::string& file) {
+  return ResultReader(file).result(nlohmann::ordered_json(j));
+}
+
+Result load_result(const std::filesystem::path& path) {
+  const std::string text = read_whole_file(path);
+  // nlohmann's what() starts with "[json.exception.parse_error.101] "; the rest is the useful part.
+  const auto without_prefix = [](std::string message) {
+    if (const auto end = message.find("] "); message.starts_with("[") && end != std::string::npos) {
+      message.erase(0, end + 2);
+    }
+    return message;
+  };
+  ojson doc;
+  try {
+    // ordered_json keeps the file's key order in context and params.
+    doc = ojson::parse(text);
+  } catch (const ojson::parse_error& e) {
+    throw InputError(
+        path.string(), "",
+        "not valid JSON (byte " + std::to_string(e.byte) + "): " + without_prefix(e.what()));
+  } catch (const ojson::exception& e) {
+    // Also a malformed document: a number beyond double's range ("1e999") is out_of_range.
+    throw InputError(path.string(), "", "not valid JSON: " + without_prefix(e.what()));
+  }
+  return result_from_json(doc, path.string());
+}
+
+void save_result(const std::filesystem::path& path, const Result& r) {
+  // Invalid UTF-8 (say, from a tool's output in context) is replaced rather than thrown on:
+  // losing a whole run's results over one odd byte would be worse.
+  const std::string text =
+      to_json(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  write_file_atomically(path, text);
+}
+
+}  // namespace pathbench

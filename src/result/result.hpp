@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,7 +17,12 @@ namespace pathbench {
 inline constexpr const char* kResultSchema = "pathbench.result/v1";
 
 enum class CaseStatus { kOk, kSkipped, kFailed };
-std::string_view to_string(CaseStatus s);
+std::string_view to_string(CaseStatus s);  // "ok", "skipped", "failed"
+
+// Inverses of to_string (here and in measure/family.hpp); nothing for an unknown name.
+std::optional<CaseStatus> parse_case_status(std::string_view s);
+std::optional<Better> parse_better(std::string_view s);
+std::optional<TimingMethod> parse_timing_method(std::string_view s);
 
 struct MetricResult {
   std::string name;
@@ -53,10 +60,17 @@ struct Result {
   std::vector<CaseResult> cases;
 };
 
+// context = r.context's fields, then scenario_files, start_time, end_time. An empty
+// timing_method is written as null. Metrics are an object keyed by name, in metric order.
 nlohmann::ordered_json to_json(const Result& r);
 nlohmann::ordered_json to_json(const CaseResult& c);
 // Throws InputError naming `file` and the JSON pointer when the document is not a valid result.
+// Stats are taken as stored (stats.n must equal the number of samples). The ordered_json overload
+// keeps the key order of context and params, so to_json(result_from_json(to_json(r))) ==
+// to_json(r); the nlohmann::json overload sees those keys sorted.
+Result result_from_json(const nlohmann::ordered_json& j, const std::string& file);
 Result result_from_json(const nlohmann::json& j, const std::string& file);
+// Unreadable file, malformed JSON and invalid content all throw InputError.
 Result load_result(const std::filesystem::path& path);
 void save_result(const std::filesystem::path& path, const Result& r);  // atomic
 

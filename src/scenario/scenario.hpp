@@ -22,8 +22,8 @@ struct ExcludeRule {
 };
 
 struct Scenario {
-  std::string file;        // path as given
-  std::string pointer;     // "/scenarios/3"
+  std::string file;     // path as given
+  std::string pointer;  // "/scenarios/3"
   std::string name;
   std::string description;
   std::string family;

@@ -1,0 +1,356 @@
+#include "scenario/scenario_file.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+
+#include "core/atomic_file.hpp"
+#include "core/errors.hpp"
+#include "core/json_text.hpp"
+#include "core/sha256.hpp"
+
+namespace pathbench {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kMaxCasesPerScenario = 20000;
+
+std::string type_name(const json& j) {
+  if (j.is_number_integer()) return "integer";
+  if (j.is_number_float()) return "number";
+  return j.type_name();
+}
+
+// Reads one scenario file while tracking where in it we are, so every error names the field.
+class FileReader {
+ public:
+  FileReader(std::string path, const FamilyRegistry& families, const std::vector<int>& numa_nodes)
+      : path_(std::move(path)), families_(families), numa_nodes_(numa_nodes) {}
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& what) const {
+    throw InputError(path_, pointer, what);
+  }
+
+  void require_object(const json& j, const std::string& ptr) const {
+    if (!j.is_object()) fail(ptr, "expected an object, found " + type_name(j));
+  }
+
+  void reject_unknown(const json& obj, const std::string& ptr,
+                      std::initializer_list<std::string_view> known) const {
+    for (const auto& [key, value] : obj.items()) {
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        std::string list;
+        for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        fail(ptr + "/" + pointer_token(key), "unknown field (known fields: " + list + ")");
+      }
+    }
+  }
+
+  std::string string_field(const json& obj, const std::string& ptr, const char* key,
+                           bool required) const {
+    if (!obj.contains(key)) {
+      if (required) fail(ptr + "/" + key, "missing required field");
+      return {};
+    }
+    const auto& v = obj.at(key);
+    if (!v.is_string()) fail(ptr + "/" + key, "expected a string, found " + type_name(v));
+    if (required && v.get_ref<const std::string&>().empty()) fail(ptr + "/" + key, "is empty");
+    return v.get<std::string>();
+  }
+
+  Scenario scenario(const json& j, const std::string& ptr) const {
+    require_object(j, ptr);
+    reject_unknown(j, ptr,
+                   {"name", "description", "family", "axes", "exclude", "repetitions", "min_time"});
+    Scenario s;
+    s.file = path_;
+    s.pointer = ptr;
+    s.name = string_field(j, ptr, "name", true);
+    s.description = string_field(j, ptr, "description", false);
+    s.family = string_field(j, ptr, "family", true);
+    const Family* family = families_.find(s.family);
+    if (family == nullptr) {
+      std::string list;
+      for (const auto& n : families_.names()) list += (list.empty() ? "" : ", ") + n;
+      fail(ptr + "/family", "unknown family \"" + s.family + "\" (families: " + list + ")");
+    }
+    if (j.contains("repetitions")) {
+      const auto& r = j.at("repetitions");
+      if (!r.is_number_integer() || r.get<std::int64_t>() < 1 || r.get<std::int64_t>() > 100000)
+        fail(ptr + "/repetitions", "expected an integer in [1, 100000], found " + r.dump());
+      s.repetitions = r.get<int>();
+    }
+    if (j.contains("min_time")) {
+      const auto& m = j.at("min_time");
+      if (!m.is_number() || !(m.get<double>() > 0) || m.get<double>() > 60)
+        fail(ptr + "/min_time", "expected seconds in (0, 60], found " + m.dump());
+      s.min_time = m.get<double>();
+    }
+    if (!j.contains("axes")) fail(ptr + "/axes", "missing required field");
+    const auto& axes = j.at("axes");
+    require_object(axes, ptr + "/axes");
+    // nlohmann::json sorts object keys; the file's order is what users read, so keep it.
+    for (const auto& name : ordered_keys(ptr + "/axes")) {
+      s.axes.push_back(axis(*family, name, axes.at(name), ptr + "/axes/" + pointer_token(name)));
+    }
+    // A small file must not be able to ask for millions of cases.
+    double product = 1;
+    for (const auto& a : s.axes) product *= static_cast<double>(a.values.size());
+    if (product > kMaxCasesPerScenario) {
+      fail(ptr + "/axes", "the axes expand to " + std::to_string(static_cast<long long>(product)) +
+                              " cases; a scenario may have at most " +
+                              std::to_string(kMaxCasesPerScenario));
+    }
+    for (const auto& required : family->required_axes()) {
+      const bool present = std::any_of(s.axes.begin(), s.axes.end(),
+                                       [&](const Axis& a) { return a.name == required; });
+      if (!present) fail(ptr + "/axes/" + required, "missing required axis of family " + s.family);
+    }
+    if (j.contains("exclude")) {
+      const auto& ex = j.at("exclude");
+      if (!ex.is_array()) fail(ptr + "/exclude", "expected an array, found " + type_name(ex));
+      for (std::size_t i = 0; i < ex.size(); ++i) {
+        s.exclude.push_back(exclude_rule(*family, s, ex[i], ptr + "/exclude/" + std::to_string(i)));
+      }
+    }
+    return s;
+  }
+
+  // Key order of an object at `ptr` as it appears in the file text.
+  std::vector<std::string> ordered_keys(const std::string& ptr) const {
+    const auto& node = ordered_doc_.at(nlohmann::ordered_json::json_pointer(ptr));
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : node.items()) keys.push_back(k);
+    return keys;
+  }
+
+  const AxisSchema& schema_of(const Family& family, const std::string& name,
+                              const std::string& ptr) const {
+    for (const auto& a : family.axes()) {
+      if (a.name == name) return a;
+    }
+    std::string list;
+    for (const auto& a : family.axes()) list += (list.empty() ? "" : ", ") + a.name;
+    fail(ptr, "unknown axis \"" + name + "\" for family " + std::string(family.name()) +
+                  " (axes: " + list + ")");
+  }
+
+  // A value list: scalars and range objects, or a single range object.
+  std::vector<json> values(const AxisSchema& schema, const json& j, const std::string& ptr) const {
+    std::vector<json> out;
+    if (j.is_object()) {
+      expand_range(schema, j, ptr, out);
+    } else if (j.is_array()) {
+      for (std::size_t i = 0; i < j.size(); ++i) {
+        const std::string p = ptr + "/" + std::to_string(i);
+        if (j[i].is_object()) {
+          expand_range(schema, j[i], p, out);
+        } else {
+          out.push_back(scalar(schema, j[i], p));
+        }
+      }
+    } else {
+      out.push_back(scalar(schema, j, ptr));
+    }
+    if (out.empty()) fail(ptr, "axis has no values");
+    return out;
+  }
+
+  json scalar(const AxisSchema& schema, const json& v, const std::string& ptr) const {
+    json value = v;
+    if (schema.kind == AxisSchema::Kind::kInteger && v.is_string()) {
+      try {
+        value = parse_size(v.get_ref<const std::string&>());
+      } catch (const std::invalid_argument& e) {
+        fail(ptr, e.what());
+      }
+    }
+    if (auto problem = check_axis_value(schema, value)) fail(ptr, *problem);
+    return value;
+  }
+
+  void expand_range(const AxisSchema& schema, const json& r, const std::string& ptr,
+                    std::vector<json>& out) const {
+    if (r.size() != 1) fail(ptr, "a range object has exactly one of: pow2, range, numa_nodes");
+    const auto& [kind, spec] = *r.items().begin();
+    const std::string p = ptr + "/" + pointer_token(kind);
+    if (schema.kind != AxisSchema::Kind::kInteger) fail(p, "ranges apply to integer axes only");
+    if (kind == "numa_nodes") {
+      if (spec != "all") fail(p, "expected \"all\", found " + spec.dump());
+      for (int n : numa_nodes_) out.push_back(scalar(schema, n, p));
+      return;
+    }
+    if (kind != "pow2" && kind != "range") {
+      fail(p, "unknown range kind (expected pow2, range or numa_nodes)");
+    }
+    if (!spec.is_array() || spec.size() < 2 || spec.size() > 3 ||
+        !std::all_of(spec.begin(), spec.end(), [](const json& x) { return x.is_number_integer(); }))
+      fail(p, "expected [first, last] or [first, last, step] integers, found " + spec.dump());
+    const auto first = spec[0].get<std::int64_t>();
+    const auto last = spec[1].get<std::int64_t>();
+    const auto step = spec.size() == 3 ? spec[2].get<std::int64_t>() : 1;
+    if (step <= 0) fail(p + "/2", "step must be positive");
+    if (last < first) fail(p + "/1", "last is smaller than first");
+    if (kind == "pow2" && (first < 0 || last > 62)) fail(p, "exponents must be in [0, 62]");
+    if ((last - first) / step >= 4096) fail(p, "range expands to more than 4096 values");
+    for (auto x = first; x <= last; x += step) {
+      out.push_back(scalar(schema, kind == "pow2" ? (std::int64_t{1} << x) : x, p));
+    }
+  }
+
+  Axis axis(const Family& family, const std::string& name, const json& j,
+            const std::string& ptr) const {
+    const AxisSchema& schema = schema_of(family, name, ptr);
+    Axis a{name, values(schema, j, ptr), ptr};
+    // A plain list maps value i to element i, so the duplicate itself can be named.
+    const bool plain_list = j.is_array() && std::none_of(j.begin(), j.end(), [](const json& x) {
+      return x.is_object();
+    });
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < a.values.size(); ++i) {
+      if (!seen.insert(a.values[i].dump()).second) {
+        fail(plain_list ? ptr + "/" + std::to_string(i) : ptr,
+             "value " + a.values[i].dump() + " appears twice");
+      }
+    }
+    return a;
+  }
+
+  ExcludeRule exclude_rule(const Family& family, const Scenario& s, const json& j,
+                           const std::string& ptr) const {
+    require_object(j, ptr);
+    if (j.empty()) fail(ptr, "an empty rule would exclude every case");
+    ExcludeRule rule;
+    rule.pointer = ptr;
+    for (const auto& [name, value] : j.items()) {
+      const std::string p = ptr + "/" + pointer_token(name);
+      const bool on_axis =
+          std::any_of(s.axes.begin(), s.axes.end(), [&](const Axis& a) { return a.name == name; });
+      if (!on_axis) fail(p, "\"" + name + "\" is not an axis of this scenario");
+      rule.match[name] = values(schema_of(family, name, p), value, p);
+    }
+    return rule;
+  }
+
+  ScenarioFile parse(std::string_view text) {
+    if (json_nesting_depth(text) > kMaxJsonDepth) {
+      fail("", "nesting deeper than " + std::to_string(kMaxJsonDepth) +
+                   " levels; a scenario file is never that deep");
+    }
+    try {
+      ordered_doc_ = nlohmann::ordered_json::parse(text);
+    } catch (const json::parse_error& e) {
+      fail("", std::string("not valid JSON: ") + e.what());
+    }
+    const json doc = json(ordered_doc_);
+    require_object(doc, "");
+    reject_unknown(doc, "", {"schema", "description", "scenarios"});
+    const std::string schema = string_field(doc, "", "schema", true);
+    if (schema != kScenarioSchema) {
+      fail("/schema",
+           "expected \"" + std::string(kScenarioSchema) + "\", found \"" + schema + "\"");
+    }
+    string_field(doc, "", "description", false);
+    if (!doc.contains("scenarios")) fail("/scenarios", "missing required field");
+    const auto& list = doc.at("scenarios");
+    if (!list.is_array()) fail("/scenarios", "expected an array, found " + type_name(list));
+    if (list.empty()) fail("/scenarios", "no scenarios");
+    ScenarioFile file;
+    file.path = path_;
+    file.sha256 = sha256_hex(text);
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string ptr = "/scenarios/" + std::to_string(i);
+      file.scenarios.push_back(scenario(list[i], ptr));
+      if (!names.insert(file.scenarios.back().name).second) {
+        fail(ptr + "/name", "scenario name \"" + file.scenarios.back().name + "\" appears twice");
+      }
+    }
+    return file;
+  }
+
+ private:
+  std::string path_;
+  const FamilyRegistry& families_;
+  const std::vector<int>& numa_nodes_;
+  nlohmann::ordered_json ordered_doc_;
+};
+
+}  // namespace
+
+std::int64_t parse_size(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  const std::size_t digits_start = i;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == digits_start) {
+    throw std::invalid_argument("\"" + std::string(text) +
+                                "\" is not a size (e.g. 4096, \"64KiB\")");
+  }
+  const std::string digits(text.substr(digits_start, i - digits_start));
+  if (digits.size() > 15) throw std::invalid_argument("\"" + std::string(text) + "\" is too large");
+  std::int64_t value = std::stoll(digits);
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  std::string unit(text.substr(i));
+  while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.back()))) unit.pop_back();
+  static const std::pair<const char*, int> kUnits[] = {{"", 0},     {"B", 0},    {"KiB", 10},
+                                                       {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+  for (const auto& [name, shift] : kUnits) {
+    if (unit == name) {
+      if (value > (std::int64_t{1} << (62 - shift))) {
+        throw std::invalid_argument("\"" + std::string(text) + "\" is too large");
+      }
+      return value << shift;
+    }
+  }
+  throw std::invalid_argument("\"" + std::string(text) +
+                              "\" has an unknown unit (use B, KiB, MiB, GiB or TiB)");
+}
+
+ScenarioFile parse_scenario_file(const std::string& path, std::string_view text,
+                                 const FamilyRegistry& families,
+                                 const std::vector<int>& numa_nodes) {
+  FileReader reader(path, families, numa_nodes);
+  return reader.parse(text);
+}
+
+ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyRegistry& families,
+                                const std::vector<int>& numa_nodes) {
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const std::exception& e) {
+    throw InputError(path.string(), "", std::string("cannot read: ") + e.what());
+  }
+  return parse_scenario_file(path.string(), text, families, numa_nodes);
+}
+
+std::vector<std::filesystem::path> collect_scenario_paths(
+    const std::vector<std::string>& files_or_dirs) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& arg : files_or_dirs) {
+    const std::filesystem::path p(arg);
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      std::vector<std::filesystem::path> in_dir;
+      for (const auto& entry : std::filesystem::directory_iterator(p)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".json") {
+          in_dir.push_back(entry.path());
+        }
+      }
+      std::sort(in_dir.begin(), in_dir.end());
+      if (in_dir.empty()) throw InputError(arg, "", "directory holds no *.json scenario files");
+      out.insert(out.end(), in_dir.begin(), in_dir.end());
+    } else if (std::filesystem::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      throw InputError(arg, "", "no such file or directory");
+    }
+  }
+  return out;
+}
+
+}  // namespace pathbench

@@ -1,0 +1,147 @@
+#include "bench/copy_family.hpp"
+
+#include "core/units.hpp"
+
+namespace pathbench {
+
+std::string_view CopyFamilyBase::description() const {
+  return "H2D / D2H / D2D copy bandwidth and latency over sizes and host memory kinds, and the "
+         "cost of pinning (cudaMallocHost) and registering (cudaHostRegister) host memory";
+}
+
+const std::vector<AxisSchema>& CopyFamilyBase::axes() const {
+  static const std::vector<AxisSchema> kAxes = {
+      {"measure",
+       AxisSchema::Kind::kString,
+       {"bandwidth", "latency", "alloc_cost"},
+       0,
+       0,
+       "bandwidth: GB/s of a block of copies; latency: time per small copy and round trip; "
+       "alloc_cost: seconds per GiB to pin or register host memory"},
+      {"direction", AxisSchema::Kind::kString, {"h2d", "d2h", "d2d"}, 0, 0, "copy direction"},
+      {"host_memory",
+       AxisSchema::Kind::kString,
+       {"pageable-4k", "pageable-thp", "pinned", "registered-4k", "registered-thp",
+        "registered-hugetlb"},
+       0,
+       0,
+       "how the host buffer is allocated"},
+      {"host_node",
+       AxisSchema::Kind::kString,
+       {"local", "remote"},
+       0,
+       0,
+       "host buffer and measuring thread on the GPU's NUMA node, or on another one"},
+      {"bytes", AxisSchema::Kind::kInteger, {}, 1, std::int64_t{1} << 36, "bytes per copy"},
+  };
+  return kAxes;
+}
+
+std::vector<std::string> CopyFamilyBase::required_axes() const { return {"measure", "bytes"}; }
+
+CopyRequest decode_copy_request(const CaseSpec& spec) {
+  CopyRequest r;
+  const std::string measure = spec.str("measure");
+  r.measure = measure == "latency"      ? CopyRequest::Measure::kLatency
+              : measure == "alloc_cost" ? CopyRequest::Measure::kAllocCost
+                                        : CopyRequest::Measure::kBandwidth;
+  if (spec.has("direction")) {
+    const std::string d = spec.str("direction");
+    r.direction = d == "d2h"   ? CopyRequest::Direction::kD2H
+                  : d == "d2d" ? CopyRequest::Direction::kD2D
+                               : CopyRequest::Direction::kH2D;
+  }
+  if (spec.has("host_memory")) {
+    r.host_memory = spec.str("host_memory");
+    const auto dash = r.host_memory.find('-');
+    const std::string kind = r.host_memory.substr(0, dash);
+    r.page = dash == std::string::npos ? "" : r.host_memory.substr(dash + 1);
+    r.host_kind = kind == "pageable"     ? CopyRequest::HostKind::kPageable
+                  : kind == "registered" ? CopyRequest::HostKind::kRegistered
+                                         : CopyRequest::HostKind::kPinned;
+  }
+  r.remote = spec.has("host_node") && spec.str("host_node") == "remote";
+  r.bytes = static_cast<std::uint64_t>(spec.integer("bytes"));
+  return r;
+}
+
+std::optional<std::string> CopyFamilyBase::invalid_combination(const CaseSpec& spec) const {
+  const CopyRequest r = decode_copy_request(spec);
+  const bool has_direction = spec.has("direction");
+  const bool has_host = spec.has("host_memory");
+  if (r.measure == CopyRequest::Measure::kAllocCost) {
+    if (has_direction) return "alloc_cost copies nothing: drop the direction axis";
+    if (!has_host || r.host_kind == CopyRequest::HostKind::kPageable) {
+      return "alloc_cost needs host_memory pinned or registered-*";
+    }
+    return std::nullopt;
+  }
+  if (!has_direction) return "bandwidth and latency need a direction axis";
+  if (r.direction == CopyRequest::Direction::kD2D) {
+    if (has_host || spec.has("host_node")) {
+      return "d2d has no host buffer: host_memory and host_node do not apply";
+    }
+    return std::nullopt;
+  }
+  if (!has_host) return "h2d and d2h need a host_memory axis";
+  return std::nullopt;
+}
+
+MemoryNeeds CopyFamilyBase::memory_needs(const CaseSpec& spec) const {
+  const CopyRequest r = decode_copy_request(spec);
+  MemoryNeeds needs;
+  if (r.measure == CopyRequest::Measure::kAllocCost) {
+    needs.host_bytes = r.bytes;
+  } else if (r.direction == CopyRequest::Direction::kD2D) {
+    needs.device_bytes = 2 * r.bytes;
+  } else {
+    needs.host_bytes = r.bytes;
+    needs.device_bytes = r.bytes;
+  }
+  return needs;
+}
+
+std::optional<std::string> CopyFamilyBase::skip_reason(const CaseSpec& spec, const Machine& machine,
+                                                       int device) const {
+  if (!machine.has_gpu()) {
+    return machine.cuda_unavailable_reason.empty() ? "no CUDA device on this machine"
+                                                   : machine.cuda_unavailable_reason;
+  }
+  if (device < 0 || device >= static_cast<int>(machine.gpus.size())) {
+    return "GPU " + std::to_string(device) + " does not exist (this machine has " +
+           std::to_string(machine.gpus.size()) + ")";
+  }
+  const CopyRequest r = decode_copy_request(spec);
+  if (r.host_kind == CopyRequest::HostKind::kNone) return std::nullopt;
+  if (r.page == "thp" && machine.thp_enabled == "never") {
+    return "transparent huge pages are disabled (/sys/kernel/mm/transparent_hugepage/enabled = "
+           "never); enable with: echo madvise | sudo tee "
+           "/sys/kernel/mm/transparent_hugepage/enabled";
+  }
+  if (r.page == "hugetlb") {
+    const std::uint64_t page = machine.hugetlb_page_bytes ? machine.hugetlb_page_bytes : 2u << 20;
+    const std::uint64_t needed = (r.bytes + page - 1) / page;
+    if (machine.hugetlb_free_pages < needed) {
+      return "needs " + std::to_string(needed) + " free hugetlb pages of " + format_bytes(page) +
+             ", HugePages_Free is " + std::to_string(machine.hugetlb_free_pages) +
+             "; reserve them with: echo " + std::to_string(needed) +
+             " | sudo tee /proc/sys/vm/nr_hugepages";
+    }
+  }
+  const auto local = machine.gpu_local_node(device);
+  if (!local) {
+    return "the NUMA node of GPU " + std::to_string(device) +
+           " is unknown (hwloc and sysfs report none) on a machine with " +
+           std::to_string(machine.numa_nodes.size()) +
+           " NUMA nodes, so local and remote cannot "
+           "be told apart";
+  }
+  if (r.remote && !machine.gpu_remote_node(device)) {
+    return "host_node=remote needs a second NUMA node with memory; this machine has " +
+           std::to_string(machine.numa_nodes.size()) + " (the GPU's node is " +
+           std::to_string(*local) + ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace pathbench

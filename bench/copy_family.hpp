@@ -1,0 +1,43 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/family.hpp"
+
+namespace pathbench {
+
+// The `copy` family's axes and host-side rules, shared by the CUDA build (bench/copy.cu) and a
+// build without CUDA (bench/copy_unavailable.cpp), so scenario files validate the same on both.
+class CopyFamilyBase : public Family {
+ public:
+  std::string_view name() const override { return "copy"; }
+  std::string_view description() const override;
+  const std::vector<AxisSchema>& axes() const override;
+  std::vector<std::string> required_axes() const override;
+  std::optional<std::string> invalid_combination(const CaseSpec& spec) const override;
+  MemoryNeeds memory_needs(const CaseSpec& spec) const override;
+  std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
+                                         int device) const override;
+};
+
+// What a copy case's axes ask for, decoded once.
+struct CopyRequest {
+  enum class Measure { kBandwidth, kLatency, kAllocCost };
+  enum class Direction { kH2D, kD2H, kD2D };
+  enum class HostKind { kNone, kPageable, kPinned, kRegistered };
+  Measure measure = Measure::kBandwidth;
+  Direction direction = Direction::kH2D;
+  HostKind host_kind = HostKind::kNone;
+  std::string host_memory;  // the axis value, e.g. "registered-thp"
+  std::string page;         // "4k" | "thp" | "hugetlb" for pageable/registered
+  bool remote = false;      // host_node=remote
+  std::uint64_t bytes = 0;
+};
+CopyRequest decode_copy_request(const CaseSpec& spec);
+
+std::unique_ptr<Family> make_copy_family();
+
+}  // namespace pathbench

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pathbench::cli {
+
+struct RunOptions {
+  std::vector<std::string> scenarios;
+  std::string out;  // empty: results/<node-type>-<timestamp>.json
+  std::string filter;
+  std::optional<int> repetitions;
+  bool quick = false;
+  int device = 0;
+  std::string node_type;
+};
+
+struct ListOptions {
+  std::vector<std::string> scenarios;
+  std::string filter;
+  int device = 0;
+};
+
+struct InventoryOptionsCli {
+  std::string out;
+  std::string node_type;
+};
+
+// Each returns the process exit code (DESIGN.md: 0 ok, 1 a case failed, 3 bad input).
+int run_command(const RunOptions& options);
+int list_command(const ListOptions& options);
+int inventory_command(const InventoryOptionsCli& options);
+
+// "NVIDIA H200 x1 / PCIe Gen5 x16 / 1 NUMA" -> "NVIDIA_H200_x1_PCIe_Gen5_x16_1_NUMA"
+std::string file_name_label(const std::string& text);
+
+}  // namespace pathbench::cli

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace pathbench {
+
+// Escapes an object key for use as one JSON pointer token (RFC 6901: "~" -> "~0", "/" -> "~1").
+std::string pointer_token(std::string_view key);
+
+// The deepest nesting of arrays and objects in a JSON text, found without parsing it, so a
+// hostile file is refused before a recursive parser or converter can overflow the stack.
+std::size_t json_nesting_depth(std::string_view text);
+
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+}  // namespace pathbench

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "inventory/machine.hpp"
+#include "measure/family.hpp"
+#include "measure/progress.hpp"
+#include "result/result.hpp"
+#include "scenario/scenario.hpp"
+
+namespace pathbench {
+
+struct RunSettings {
+  int device = 0;
+};
+
+// The one measurement core every family goes through: prepares a case, warms it up, registers it
+// with Google Benchmark (manual time, one iteration per repetition, each repetition one sample),
+// verifies after every sample, and turns everything into a CaseResult. Exceptions never escape:
+// a case that throws is recorded as failed (or skipped) and the run goes on.
+class CaseRunner {
+ public:
+  CaseRunner(const Machine& machine, RunSettings settings, Progress& progress);
+  CaseResult run(const CaseSpec& spec, const Family& family);
+
+ private:
+  const Machine& machine_;
+  RunSettings settings_;
+  Progress& progress_;
+};
+
+// Fails the case when any check did not pass (the measurement would claim something untrue).
+void apply_checks(CaseResult& result);
+
+}  // namespace pathbench

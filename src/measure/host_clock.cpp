@@ -1,0 +1,18 @@
+#include "measure/host_clock.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pathbench {
+
+std::uint64_t operations_for(double min_time, double seconds_per_op, std::uint64_t max_ops) {
+  max_ops = std::max<std::uint64_t>(1, max_ops);
+  if (std::isnan(seconds_per_op)) return 1;
+  // An operation too short for the clock to see: as many as allowed.
+  if (seconds_per_op <= 0) return max_ops;
+  const double ops = std::ceil(min_time / seconds_per_op);
+  if (!(ops < static_cast<double>(max_ops))) return max_ops;
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ops));
+}
+
+}  // namespace pathbench

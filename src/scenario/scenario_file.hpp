@@ -1,0 +1,32 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inventory/machine.hpp"
+#include "measure/family.hpp"
+#include "scenario/scenario.hpp"
+
+namespace pathbench {
+
+inline constexpr const char* kScenarioSchema = "pathbench.scenario/v1";
+
+// Parses and validates a scenario file against the families' axis schemas. `numa_nodes` expands
+// {"numa_nodes": "all"}. Throws InputError naming the file and the JSON pointer of the field.
+ScenarioFile parse_scenario_file(const std::string& path, std::string_view text,
+                                 const FamilyRegistry& families,
+                                 const std::vector<int>& numa_nodes);
+ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyRegistry& families,
+                                const std::vector<int>& numa_nodes);
+
+// Files given on the command line: a directory contributes its *.json files in name order.
+std::vector<std::filesystem::path> collect_scenario_paths(
+    const std::vector<std::string>& files_or_dirs);
+
+// Parses an integer axis value: 4096, or a string with a binary unit ("4KiB", "256 MiB", "1GiB").
+// Throws std::invalid_argument.
+std::int64_t parse_size(std::string_view text);
+
+}  // namespace pathbench

@@ -1,0 +1,90 @@
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/atomic_file.hpp"
+#include "core/errors.hpp"
+
+namespace pathbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AtomicFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "pathbench_atomic_test.XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::vector<std::string> names_in(const fs::path& dir) const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    return names;
+  }
+  fs::path dir_;
+};
+
+TEST_F(AtomicFileTest, WritesExactBytes) {
+  const fs::path p = dir_ / "a.bin";
+  const std::string content("line one\n\0binary\xff", 17);
+  write_file_atomically(p, content);
+  EXPECT_EQ(read_text_file(p), content);
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"a.bin"});
+}
+
+TEST_F(AtomicFileTest, Overwrites) {
+  const fs::path p = dir_ / "result.json";
+  write_file_atomically(p, "first, and longer than the second");
+  write_file_atomically(p, "second");
+  EXPECT_EQ(read_text_file(p), "second");
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"result.json"});
+}
+
+TEST_F(AtomicFileTest, CreatesNestedDirectories) {
+  const fs::path p = dir_ / "x" / "y" / "z" / "out.json";
+  write_file_atomically(p, "{}");
+  EXPECT_EQ(read_text_file(p), "{}");
+  EXPECT_EQ(names_in(p.parent_path()), std::vector<std::string>{"out.json"});
+}
+
+TEST_F(AtomicFileTest, EmptyContent) {
+  const fs::path p = dir_ / "empty";
+  write_file_atomically(p, "");
+  EXPECT_TRUE(fs::exists(p));
+  EXPECT_EQ(fs::file_size(p), 0u);
+}
+
+TEST_F(AtomicFileTest, ReadableByOthers) {
+  // mkstemp creates 0600; a result file is meant to be shared (CI artefacts, fleet collection).
+  const fs::path p = dir_ / "perm.json";
+  write_file_atomically(p, "{}");
+  struct stat st {};
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+TEST_F(AtomicFileTest, FailureLeavesNoTempFile) {
+  // Renaming onto an existing directory fails after the temp file was written.
+  const fs::path p = dir_ / "occupied";
+  fs::create_directory(p);
+  fs::create_directory(p / "child");  // non-empty, so rename() cannot replace it
+  EXPECT_ANY_THROW(write_file_atomically(p, "data"));
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{"occupied"});
+}
+
+TEST_F(AtomicFileTest, ReadMissingFileThrows) {
+  EXPECT_THROW(read_text_file(dir_ / "absent"), SystemError);
+}
+
+}  // namespace
+}  // namespace pathbench
