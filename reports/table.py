@@ -17,8 +17,8 @@ def format_value(value: float, unit: str) -> str:
         suffix = unit[1:]
         for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
             if abs(value) >= scale or scale == 1e-9:
-                return f"{value / scale:.3g} {name}{suffix}"
-    return f"{value:.3g} {unit}"
+                return f"{value / scale:.4g} {name}{suffix}"
+    return f"{value:.4g} {unit}"
 
 
 def rows(result: dict[str, Any], pattern: re.Pattern[str] | None) -> list[list[str]]:

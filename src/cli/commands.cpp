@@ -111,6 +111,7 @@ int run_command(const RunOptions& options) {
 
   Result result;
   result.context = to_json(inventory);
+  result.context["device"] = options.device;  // which GPU the GPU families ran on
   for (const auto& f : plan.files) result.scenario_files.push_back({f.path, f.sha256});
   result.start_time = iso8601_utc_now();
   const std::filesystem::path out =

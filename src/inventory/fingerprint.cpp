@@ -59,8 +59,9 @@ std::string topology_canonical_text(const Inventory& inventory) {
   for (const auto& node : inventory.numa_nodes) nodes.push_back(&node);
   std::sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) { return a->id < b->id; });
   for (const auto* node : nodes) {
-    out << "numa id=" << node->id << " cpus=" << format_cpu_list(node->cpus)
-        << " mem_gib=" << round_gib(node->memory_bytes) << "\n";
+    // Node memory is left out: virtual machines grow and shrink it while they run (balloon,
+    // hot-plug), and two runs minutes apart on the same VM must still compare.
+    out << "numa id=" << node->id << " cpus=" << format_cpu_list(node->cpus) << "\n";
   }
 
   // By bus id, not CUDA index: CUDA_DEVICE_ORDER and CUDA_VISIBLE_DEVICES reorder indexes.

@@ -299,6 +299,12 @@ Inventory collect_inventory(const InventoryOptions& options) {
   }
   const HwlocTopology* topology_ptr = topology ? &*topology : nullptr;
   collect_numa_nodes(inventory, topology_ptr);
+  if (inventory.numa_nodes.size() == 1 && inventory.mem_total_bytes != 0) {
+    // One node holds all memory. Some VMs (memory hot-added after boot) under-report the node's
+    // own MemTotal and let it drift between runs, which would make the fingerprint drift too;
+    // /proc/meminfo's total is the steady figure.
+    inventory.numa_nodes.front().memory_bytes = inventory.mem_total_bytes;
+  }
 
   CudaProbe probe;
   try {

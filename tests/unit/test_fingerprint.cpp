@@ -108,6 +108,8 @@ TEST(Fingerprint, IgnoresEverythingThatIsNotTopology) {
       {"GPU memory within a GiB", [](Inventory& i) { i.gpus[0].memory_bytes -= 100 * kMiB; }},
       {"node memory within a GiB",
        [](Inventory& i) { i.numa_nodes[0].memory_bytes += 200 * kMiB; }},
+      // Ballooning VMs change node memory between runs (seen on the H200 machine).
+      {"node memory", [](Inventory& i) { i.numa_nodes[0].memory_bytes = 256 * kGiB; }},
   };
   for (const auto& [what, mutate] : unrelated) {
     Inventory inv = sample();
@@ -152,7 +154,6 @@ TEST(Fingerprint, ChangesWithTopology) {
                          {1, {8, 9, 10, 11, 12, 13, 14, 15}, 64 * kGiB}};
        }},
       {"node cpus", [](Inventory& i) { i.numa_nodes[0].cpus.pop_back(); }},
-      {"node memory", [](Inventory& i) { i.numa_nodes[0].memory_bytes = 256 * kGiB; }},
       {"CPU model", [](Inventory& i) { i.cpu_model = "AMD EPYC 9654 96-Core Processor"; }},
       {"logical CPUs", [](Inventory& i) { i.logical_cpus = 32; }},
   };
@@ -167,7 +168,7 @@ TEST(Fingerprint, CanonicalTextListsTheFacts) {
   const std::string text = topology_canonical_text(sample());
   EXPECT_NE(text.find("cpu_model=AMD EPYC 9454 48-Core Processor\n"), std::string::npos) << text;
   EXPECT_NE(text.find("logical_cpus=16\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("numa id=0 cpus=0-15 mem_gib=128\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("numa id=0 cpus=0-15\n"), std::string::npos) << text;
   EXPECT_NE(text.find("gpu name=NVIDIA H200 bus=0000:19:00.0 pcie_gen_max=5 pcie_width_max=16 "
                       "numa=0 mem_gib=140\n"),
             std::string::npos)

@@ -544,6 +544,7 @@ TEST(CollectInventory, RunsOnThisMachine) {
   EXPECT_FALSE(inv.cpuset.empty());
   EXPECT_FALSE(inv.mems_allowed.empty());
   EXPECT_GT(inv.mem_total_bytes, 0u);
+  if (inv.numa_nodes.size() == 1) EXPECT_EQ(inv.numa_nodes[0].memory_bytes, inv.mem_total_bytes);
   EXPECT_EQ(inv.kernel.rfind("Linux ", 0), 0u);
   EXPECT_EQ(inv.topology_fingerprint, topology_fingerprint(inv));
   EXPECT_EQ(inv.topology_fingerprint.size(), 64u);
