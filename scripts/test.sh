@@ -6,6 +6,6 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 preset=release
 if [[ "${1:-}" == "--sanitize" ]]; then preset=debug; shift; fi
-"$root/scripts/setup.sh" "$preset"
+"$root/scripts/setup.sh" "$preset" --test-deps
 cd "$root"
 ctest --preset "$preset" -j "$(nproc)" "$@"

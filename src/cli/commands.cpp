@@ -13,6 +13,7 @@
 #include "core/errors.hpp"
 #include "core/units.hpp"
 #include "inventory/inventory.hpp"
+#include "measure/benchmark_output.hpp"
 #include "measure/case_runner.hpp"
 #include "measure/nvtx.hpp"
 #include "result/result.hpp"
@@ -103,6 +104,10 @@ int run_command(const RunOptions& options) {
   if (options.repetitions && *options.repetitions < 1) {
     throw InputError("--repetitions", "", "must be at least 1");
   }
+  if (!options.benchmark_out.empty()) {
+    // Checked before measuring: an unknown format must not cost a whole run.
+    write_benchmark_output(options.benchmark_out, options.benchmark_out_format, {});
+  }
   const FamilyRegistry families = builtin_families();
   Inventory inventory = collect_inventory(InventoryOptions{options.node_type});
   const Machine machine = machine_from(inventory);
@@ -154,6 +159,12 @@ int run_command(const RunOptions& options) {
 
   print_summary_table(result, stdout);
   std::printf("result: %s\n", out.string().c_str());
+  if (!options.benchmark_out.empty()) {
+    write_benchmark_output(options.benchmark_out, options.benchmark_out_format,
+                           runner.benchmark_runs());
+    std::printf("Google Benchmark output (%s): %s\n", options.benchmark_out_format.c_str(),
+                options.benchmark_out.c_str());
+  }
   const bool any_failed = std::any_of(result.cases.begin(), result.cases.end(), [](const auto& c) {
     return c.status == CaseStatus::kFailed;
   });

@@ -14,6 +14,8 @@ struct RunOptions {
   bool quick = false;
   int device = 0;
   std::string node_type;
+  std::string benchmark_out;  // Google Benchmark's native output, passed through
+  std::string benchmark_out_format = "json";
 };
 
 struct ListOptions {

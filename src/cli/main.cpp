@@ -8,6 +8,8 @@
 
 #include "build_info.hpp"
 #include "cli/commands.hpp"
+#include "cli/compare_command.hpp"
+#include "cli/export_command.hpp"
 #include "core/errors.hpp"
 
 namespace {
@@ -49,6 +51,66 @@ int main(int argc, char** argv) {
                       "Label for this node's type (default: derived from GPU model, PCIe link and "
                       "NUMA layout)");
 
+  run_cmd->add_option("--benchmark_out", run.benchmark_out,
+                      "Also write Google Benchmark's native output here (one entry per case and "
+                      "repetition; google/benchmark's tools/compare.py reads the json format)");
+  run_cmd
+      ->add_option("--benchmark_out_format", run.benchmark_out_format,
+                   "Format of --benchmark_out: json, console or csv")
+      ->capture_default_str();
+
+  cli::CompareCliOptions compare;
+  auto* compare_cmd = app.add_subcommand(
+      "compare",
+      "Compare RESULT with BASELINE case by case (exit 0 pass, 1 regression or failed case, 2 "
+      "missing cases or incomparable results, 3 bad input), or check --floors of one RESULT");
+  compare_cmd->add_option("files", compare.files, "BASELINE RESULT, or RESULT with --floors")
+      ->required();
+  compare_cmd->add_flag("--floors", compare.floors_only,
+                        "Only check the node's absolute floors (pinned copies vs the PCIe link "
+                        "rate, link trained below its maximum); no baseline needed");
+  compare_cmd->add_flag("--across", compare.across,
+                        "Compare different node types: a side-by-side ratio table, no verdicts");
+  compare_cmd->add_option("--alpha", compare.alpha, "Significance level of the Mann-Whitney U test")
+      ->capture_default_str();
+  compare_cmd
+      ->add_option("--threshold", compare.threshold_pct,
+                   "Default regression threshold in percent of the median (a scenario's "
+                   "gate block overrides it)")
+      ->capture_default_str();
+  compare_cmd
+      ->add_option("--floor-fraction", compare.floor_fraction,
+                   "Share of the raw PCIe rate pinned copies >= 256 MiB must reach")
+      ->capture_default_str();
+  compare_cmd->add_option("--json", compare.json_out, "Write machine-readable verdicts here");
+  compare_cmd->add_option("--junit", compare.junit_out,
+                          "Write JUnit XML here (one testcase per case; regressions and failures "
+                          "as failures, skips as skipped)");
+
+  cli::BaselineCliOptions baseline;
+  auto* baseline_cmd = app.add_subcommand("baseline", "Manage per-node-type baselines");
+  baseline_cmd->require_subcommand(1);
+  auto* promote_cmd = baseline_cmd->add_subcommand(
+      "promote", "Copy RESULT to <dir>/<node-type>.json after checking it has no failed case");
+  promote_cmd->add_option("result", baseline.result, "A result file")->required();
+  promote_cmd->add_option("--dir", baseline.dir, "Baselines folder")->capture_default_str();
+  promote_cmd->add_flag("--force", baseline.force, "Replace an existing baseline");
+  auto* path_cmd = baseline_cmd->add_subcommand(
+      "path", "Print the baseline file RESULT's node type is compared with (exit 2 if none)");
+  path_cmd->add_option("result", baseline.result, "A result file")->required();
+  path_cmd->add_option("--dir", baseline.dir, "Baselines folder")->capture_default_str();
+
+  std::string export_result;
+  std::string export_prometheus;
+  auto* export_cmd = app.add_subcommand(
+      "export", "Convert a result file for other tools (Prometheus textfile collector)");
+  export_cmd->add_option("result", export_result, "A pathbench result JSON")->required();
+  export_cmd
+      ->add_option("--prometheus", export_prometheus,
+                   "Write the Prometheus text exposition to this file (name it *.prom in "
+                   "node_exporter's --collector.textfile.directory); - for stdout")
+      ->required();
+
   cli::ListOptions list;
   auto* list_cmd =
       app.add_subcommand("list", "Show scenarios and their expanded cases, and which would skip");
@@ -73,6 +135,10 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cli::run_command(run);
     if (*list_cmd) return cli::list_command(list);
     if (*inventory_cmd) return cli::inventory_command(inventory);
+    if (*compare_cmd) return cli::compare_command(compare);
+    if (*promote_cmd) return cli::baseline_promote_command(baseline);
+    if (*path_cmd) return cli::baseline_path_command(baseline);
+    if (*export_cmd) return cli::export_command(export_result, export_prometheus);
   } catch (const InputError& e) {
     std::fprintf(stderr, "pathbench: error: %s\n", e.what());
     return static_cast<int>(ExitCode::kBadInput);

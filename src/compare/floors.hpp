@@ -19,18 +19,18 @@ enum class FloorVerdict { kPass, kBelowFloor, kLinkDegraded, kUnknownLink };
 std::string_view to_string(FloorVerdict v);
 
 struct FloorCheck {
-  std::string id;          // case id, or "gpu0/pcie_link" for the link check itself
+  std::string id;  // case id, or "gpu0/pcie_link" for the link check itself
   int gpu = 0;
   FloorVerdict verdict = FloorVerdict::kPass;
-  double measured_gb_per_s = 0;   // median bandwidth of the case (0 for the link check)
-  double floor_gb_per_s = 0;      // fraction x raw
-  double link_raw_gb_per_s = 0;   // from current gen x current width
-  double fraction = 0;            // measured / raw
-  std::string detail;             // human sentence
+  double measured_gb_per_s = 0;  // median bandwidth of the case (0 for the link check)
+  double floor_gb_per_s = 0;     // fraction x raw
+  double link_raw_gb_per_s = 0;  // from current gen x current width
+  double fraction = 0;           // measured / raw
+  std::string detail;            // human sentence
 };
 
 struct FloorOptions {
-  double fraction = 0.80;               // pinned copies must reach this share of the raw rate
+  double fraction = 0.80;                // pinned copies must reach this share of the raw rate
   std::uint64_t min_bytes = 256u << 20;  // only copies at least this large are held to the floor
 };
 

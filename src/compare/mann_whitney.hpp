@@ -11,9 +11,9 @@ namespace pathbench {
 // cross-checked against SciPy: exact distribution for small samples without ties, otherwise the
 // normal approximation with tie correction and continuity correction.
 struct MannWhitneyResult {
-  double u1 = 0;        // U statistic of x (SciPy's `statistic`)
-  double p_value = 1;   // two-sided
-  bool exact = false;   // which method was used
+  double u1 = 0;       // U statistic of x (SciPy's `statistic`)
+  double p_value = 1;  // two-sided
+  bool exact = false;  // which method was used
   std::size_t n1 = 0, n2 = 0;
 };
 

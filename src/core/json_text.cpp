@@ -34,14 +34,19 @@ std::size_t json_nesting_depth(std::string_view text) {
       continue;
     }
     switch (c) {
-      case '"': in_string = true; break;
+      case '"':
+        in_string = true;
+        break;
       case '[':
-      case '{': deepest = std::max(deepest, ++depth); break;
+      case '{':
+        deepest = std::max(deepest, ++depth);
+        break;
       case ']':
       case '}':
         if (depth > 0) --depth;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return deepest;

@@ -1,0 +1,457 @@
+#include "export/prometheus.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// Naming scheme (Prometheus conventions: https://prometheus.io/docs/practices/naming/).
+//
+// - Each case metric becomes the gauge pathbench_<family>_<metric>_<unit>, where <unit> is the
+//   result's unit rewritten in base units, plural, with "_per_" for a quotient:
+//       GB/s  -> _bytes_per_second   (value x 1e9)
+//       s     -> _seconds
+//       s/GiB -> _seconds_per_byte   (value / 2^30)
+//   The value is the median of the case's samples. Only the median is exported: a dashboard or
+//   alert wants one number per series, and the full distribution stays in the result JSON.
+// - s/GiB becomes seconds per *byte* rather than a "_seconds_per_gibibyte" suffix because bytes
+//   are the base unit and a binary prefix in a metric name is exactly what the conventions say to
+//   avoid. The values are small (~1e-10) but float64 holds them exactly (dividing by 2^30 only
+//   changes the exponent); multiply by 2^30 in PromQL to get s/GiB back. The result's metric for
+//   that unit is named "seconds_per_gib", i.e. only its unit, so its name stem becomes "cost":
+//       copy alloc_cost seconds_per_gib      -> pathbench_copy_cost_seconds_per_byte
+//       host_memory mlock seconds_per_gib    -> pathbench_host_memory_cost_seconds_per_byte
+//   The measure axis label tells pinning, registering, first touch and mlock apart, as it does
+//   for every family, so one gauge holds one quantity in one unit.
+// - Labels: the case's params in the result's order (strings as is, integers in decimal, so
+//   bytes="268435456"), then gpu (the CUDA device index the run used, context "device") and
+//   node_type. A family's series all carry the same label names: a param a case lacks (d2d has
+//   no host_memory) is written as an empty value, which Prometheus treats as an absent label,
+//   exactly as node_exporter would fill it in. gpu is on every series, host families included,
+//   so that one file per GPU (pathbench run --device N) can sit in the same textfile directory
+//   without two files exporting the same series, which node_exporter rejects.
+// - The GPU's name, UUID, PCI bus id and the rest of the context go only on pathbench_info
+//   (constant 1), the usual "info metric" pattern: join on gpu/node_type when a panel needs them,
+//   and value series keep a small label set that does not change with a driver upgrade.
+// - Every case, whatever its status, gets pathbench_case_status{id,family,status,...} 1.
+//   Skipped and failed cases get no value series: a failed case's partial samples are not a
+//   measurement to graph, and a value of 0 would read as a real (and terrible) measurement. The
+//   skip reason is not a label: free text with numbers in it would churn series between runs.
+// - No sample carries a timestamp: the textfile collector rejects them. The run's times are
+//   pathbench_result_{start,end}_timestamp_seconds instead.
+
+namespace pathbench {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr double kGiBytes = 1024.0 * 1024.0 * 1024.0;
+
+// Go's strconv.ParseFloat reads what to_chars writes; shortest round-trip keeps values exact and
+// picks the shorter of fixed and exponent form (55.5 GB/s -> "5.55e+10").
+std::string format_number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  std::array<char, 64> buf{};
+  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return std::string(buf.data(), res.ptr);
+}
+
+// The exposition format is UTF-8 and Prometheus's parser rejects a label value that is not.
+// Context strings come from other tools' output; replace what is invalid rather than lose the
+// whole file.
+std::string valid_utf8(std::string_view s) {
+  static constexpr std::array<std::uint32_t, 5> kMinCodePoint = {0, 0, 0x80, 0x800, 0x10000};
+  std::string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t len = c < 0x80           ? 1
+                            : (c >> 5) == 0x6  ? 2
+                            : (c >> 4) == 0xE  ? 3
+                            : (c >> 3) == 0x1E ? 4
+                                               : 0;
+    bool ok = len != 0 && i + len <= s.size();
+    if (ok && len > 1) {
+      std::uint32_t cp = c & (0x7Fu >> len);
+      for (std::size_t k = 1; k < len && ok; ++k) {
+        const auto cc = static_cast<unsigned char>(s[i + k]);
+        ok = (cc & 0xC0) == 0x80;
+        cp = (cp << 6) | (cc & 0x3F);
+      }
+      ok = ok && cp >= kMinCodePoint[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string escape_label_value(std::string_view raw) {
+  std::string out;
+  for (const char c : valid_utf8(raw)) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// HELP text escapes only backslash and newline (format 0.0.4).
+std::string escape_help(std::string_view raw) {
+  std::string out;
+  for (const char c : valid_utf8(raw)) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Family, metric and param names are snake_case already; anything else is mapped to '_' so that a
+// future name with a dash or dot still yields a valid metric or label name.
+std::string sanitize(std::string_view s) {
+  std::string out;
+  for (const char c : s) out += is_name_char(c) ? c : '_';
+  return out;
+}
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// A param's label name. Names starting with "__" are reserved to Prometheus, label names cannot
+// start with a digit, and the labels pathbench adds itself must not be shadowed by a param.
+std::string param_label_name(std::string_view key) {
+  std::string name = sanitize(key);
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9') || name.starts_with("__") ||
+      name == "gpu" || name == "node_type") {
+    name = "param_" + name;
+  }
+  return name;
+}
+
+// A label value from a JSON scalar: strings as is, integers in decimal (bytes="268435456"),
+// null as empty (an absent label to Prometheus).
+std::string json_label(const ojson& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number_float()) return format_number(v.get<double>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  return v.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+std::string context_label(const ojson& context, const char* key) {
+  if (!context.is_object()) return "";
+  const auto it = context.find(key);
+  return it == context.end() ? "" : json_label(*it);
+}
+
+// One side of a unit ("GB", "s", "GiB"): its base unit, plural and singular, and the factor to it.
+struct UnitPart {
+  std::string plural;    // "bytes"
+  std::string singular;  // "byte"
+  double scale = 1.0;    // base value = value * scale
+};
+
+UnitPart unit_part(std::string_view token) {
+  struct Known {
+    std::string_view token, plural, singular;
+    double scale;
+  };
+  static constexpr std::array<Known, 16> kKnown = {{
+      {"s", "seconds", "second", 1.0},
+      {"ms", "seconds", "second", 1e-3},
+      {"us", "seconds", "second", 1e-6},
+      {"\xC2\xB5s", "seconds", "second", 1e-6},  // µs
+      {"ns", "seconds", "second", 1e-9},
+      {"B", "bytes", "byte", 1.0},
+      {"KB", "bytes", "byte", 1e3},
+      {"MB", "bytes", "byte", 1e6},
+      {"GB", "bytes", "byte", 1e9},
+      {"TB", "bytes", "byte", 1e12},
+      {"KiB", "bytes", "byte", 1024.0},
+      {"MiB", "bytes", "byte", 1024.0 * 1024.0},
+      {"GiB", "bytes", "byte", kGiBytes},
+      {"TiB", "bytes", "byte", kGiBytes * 1024.0},
+      {"%", "ratio", "ratio", 0.01},
+      {"bytes", "bytes", "byte", 1.0},
+  }};
+  for (const auto& k : kKnown) {
+    if (k.token == token) return {std::string(k.plural), std::string(k.singular), k.scale};
+  }
+  // A unit pathbench does not know yet ("faults", "copies") is kept, spelled as a name part.
+  const std::string name = lowercase(sanitize(token));
+  return {name, name, 1.0};
+}
+
+struct BaseUnit {
+  std::string suffix;  // "bytes_per_second"; empty for a plain number
+  double scale = 1.0;
+};
+
+BaseUnit base_unit(std::string_view unit) {
+  const auto slash = unit.find('/');
+  const std::string_view num = unit.substr(0, slash);
+  const UnitPart n = num.empty() || num == "1" ? UnitPart{"", "", 1.0} : unit_part(num);
+  if (slash == std::string_view::npos) return {n.plural, n.scale};
+  const UnitPart d = unit_part(unit.substr(slash + 1));
+  const std::string per = "per_" + d.singular;
+  return {n.plural.empty() ? per : n.plural + "_" + per, n.scale / d.scale};
+}
+
+// The metric name without a trailing spelling of its own unit ("seconds_per_gib" for s/GiB), so
+// that the unit appears once, in base units; a name that was only its unit becomes "cost".
+std::string metric_stem(std::string_view metric, std::string_view unit) {
+  std::string name = sanitize(metric);
+  const auto slash = unit.find('/');
+  if (slash != std::string_view::npos) {
+    std::string num = lowercase(unit.substr(0, slash));
+    if (num == "s") num = "seconds";
+    const std::string spelled = num + "_per_" + lowercase(sanitize(unit.substr(slash + 1)));
+    if (name == spelled) return "cost";
+    if (name.ends_with("_" + spelled)) name.resize(name.size() - spelled.size() - 1);
+  }
+  return name;
+}
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+struct GaugeFamily {
+  std::string name;
+  std::string help;
+  std::vector<std::string> label_names;  // every series is written with all of them, in order
+  std::vector<std::pair<Labels, double>> series;
+};
+
+// Families in insertion order, each name once: HELP/TYPE appear once and a family's samples are
+// written together, as the format requires.
+class Exposition {
+ public:
+  GaugeFamily& family(const std::string& name, const std::string& help) {
+    if (const auto it = index_.find(name); it != index_.end()) return families_[it->second];
+    index_.emplace(name, families_.size());
+    families_.push_back(GaugeFamily{name, help, {}, {}});
+    return families_.back();
+  }
+
+  static void add(GaugeFamily& f, Labels labels, double value) {
+    for (const auto& [label, unused] : labels) {
+      if (std::find(f.label_names.begin(), f.label_names.end(), label) == f.label_names.end()) {
+        f.label_names.push_back(label);
+      }
+    }
+    f.series.emplace_back(std::move(labels), value);
+  }
+
+  std::string render() const {
+    std::string out;
+    for (const auto& f : families_) {
+      out += "# HELP " + f.name + " " + escape_help(f.help) + "\n";
+      out += "# TYPE " + f.name + " gauge\n";
+      // Two cases that map to the same label set would be a duplicate series: node_exporter
+      // drops it with a gather error (promtool does not notice), so the first one wins here.
+      std::set<std::string> seen;
+      for (const auto& [labels, value] : f.series) {
+        std::string rendered;
+        for (const auto& name : f.label_names) {
+          std::string value_text;
+          for (const auto& [k, v] : labels) {
+            if (k == name) {
+              value_text = v;
+              break;
+            }
+          }
+          rendered +=
+              (rendered.empty() ? "" : ",") + name + "=\"" + escape_label_value(value_text) + "\"";
+        }
+        if (!seen.insert(rendered).second) continue;
+        out += f.name;
+        if (!rendered.empty()) out += "{" + rendered + "}";
+        out += " " + format_number(value) + "\n";
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::deque<GaugeFamily> families_;  // a deque: family() hands out stable references
+  std::map<std::string, std::size_t> index_;
+};
+
+// "2026-11-29T13:54:07Z" (optionally with fractional seconds, or +00:00) -> Unix seconds.
+std::optional<double> parse_utc(const std::string& text) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, consumed = 0;
+  double s = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%lf%n", &y, &mo, &d, &h, &mi, &s, &consumed) !=
+      6) {
+    return std::nullopt;
+  }
+  const std::string_view zone = std::string_view(text).substr(static_cast<std::size_t>(consumed));
+  if (zone != "Z" && zone != "+00:00") return std::nullopt;
+  const std::chrono::year_month_day ymd{std::chrono::year{y},
+                                        std::chrono::month{static_cast<unsigned>(mo)},
+                                        std::chrono::day{static_cast<unsigned>(d)}};
+  if (!ymd.ok() || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s >= 61) return std::nullopt;
+  const auto days = std::chrono::sys_days{ymd}.time_since_epoch().count();
+  return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
+}
+
+// The CUDA device index the run used: context "device". Results written before "device" was
+// recorded lack it; on a machine with exactly one GPU the run can only have used that one, so its
+// index is taken; otherwise the label stays empty rather than guessed.
+std::string run_device(const ojson& context) {
+  std::string device = context_label(context, "device");
+  if (device.empty() && context.is_object() && context.contains("gpus")) {
+    const ojson& gpus = context["gpus"];
+    if (gpus.is_array() && gpus.size() == 1 && gpus[0].is_object() && gpus[0].contains("index")) {
+      device = json_label(gpus[0]["index"]);
+    }
+  }
+  return device;
+}
+
+void add_info(Exposition& exp, const Result& r, const std::string& gpu) {
+  const ojson& ctx = r.context;
+  Labels labels;
+  for (const char* key :
+       {"tool_version", "git_sha", "node_type", "topology_fingerprint", "hostname", "cpu_model",
+        "kernel", "bios_vendor", "bios_version", "bios_date", "driver_version",
+        "cuda_driver_version", "cuda_runtime_version", "thp_enabled", "numa_balancing"}) {
+    labels.emplace_back(key, context_label(ctx, key));
+  }
+  labels.emplace_back("gpu", gpu);
+  // The GPU the run used (context "device" indexes context "gpus" by its "index" field).
+  const ojson* dev = nullptr;
+  if (ctx.is_object() && ctx.contains("gpus") && ctx["gpus"].is_array()) {
+    for (const auto& g : ctx["gpus"]) {
+      if (g.is_object() && g.contains("index") && json_label(g["index"]) == gpu) dev = &g;
+    }
+  }
+  for (const char* key :
+       {"name", "uuid", "pci_bus_id", "vbios", "pcie_gen_max", "pcie_width_max"}) {
+    std::string value;
+    if (dev != nullptr && dev->contains(key)) value = json_label((*dev)[key]);
+    labels.emplace_back(std::string("gpu_") + key, value);
+  }
+  Exposition::add(exp.family("pathbench_info",
+                             "Context of the pathbench run that wrote this file (node, tool, "
+                             "driver, BIOS, GPU); always 1."),
+                  std::move(labels), 1.0);
+}
+
+}  // namespace
+
+std::string prometheus_exposition(const Result& result) {
+  Exposition exp;
+  const std::string gpu = run_device(result.context);
+  const std::string node_type = context_label(result.context, "node_type");
+
+  add_info(exp, result, gpu);
+  const Labels run_labels = {{"gpu", gpu}, {"node_type", node_type}};
+  if (const auto t = parse_utc(result.start_time)) {
+    Exposition::add(exp.family("pathbench_result_start_timestamp_seconds",
+                               "Unix time at which the pathbench run started."),
+                    run_labels, *t);
+  }
+  if (const auto t = parse_utc(result.end_time)) {
+    Exposition::add(exp.family("pathbench_result_end_timestamp_seconds",
+                               "Unix time at which the pathbench run ended (or last wrote its "
+                               "result)."),
+                    run_labels, *t);
+  }
+
+  GaugeFamily& status = exp.family(
+      "pathbench_case_status",
+      "1 for every case of the run, labelled with its status (ok, skipped, failed); skipped and "
+      "failed cases have no value series.");
+  for (const auto& c : result.cases) {
+    Exposition::add(status,
+                    {{"id", c.id},
+                     {"family", c.family},
+                     {"status", std::string(to_string(c.status))},
+                     {"gpu", gpu},
+                     {"node_type", node_type}},
+                    1.0);
+  }
+
+  for (const auto& c : result.cases) {
+    if (c.status != CaseStatus::kOk) continue;
+    Labels labels;
+    if (c.params.is_object()) {
+      for (const auto& [key, value] : c.params.items()) {
+        labels.emplace_back(param_label_name(key), json_label(value));
+      }
+    }
+    labels.insert(labels.end(), run_labels.begin(), run_labels.end());
+    for (const auto& m : c.metrics) {
+      if (m.stats.n == 0) continue;  // nothing was measured: no median to report
+      const BaseUnit unit = base_unit(m.unit);
+      std::string name = "pathbench_" + sanitize(c.family) + "_" + metric_stem(m.name, m.unit);
+      // The unit once: a metric already named for its unit ("ratio" in %) is not suffixed again.
+      if (!unit.suffix.empty() && !name.ends_with("_" + unit.suffix)) {
+        name += "_" + unit.suffix;
+      }
+      const bool fixed = name == "pathbench_info" || name == "pathbench_case_status" ||
+                         name.starts_with("pathbench_result_");
+      if (fixed) continue;  // would break the run-level families; no family is named so
+      std::string in_unit = "a plain number";
+      if (!unit.suffix.empty()) {
+        in_unit = unit.suffix;
+        std::replace(in_unit.begin(), in_unit.end(), '_', ' ');
+      }
+      const std::string help =
+          "pathbench " + c.family + " " + m.name + ": median of the case's samples, in " + in_unit +
+          (m.unit.empty() ? "" : " (result unit " + m.unit + ")") + "; " +
+          std::string(to_string(m.better)) + " is better. Labels are the case's params.";
+      Exposition::add(exp.family(name, help), labels, m.stats.median * unit.scale);
+    }
+  }
+  return exp.render();
+}
+
+}  // namespace pathbench

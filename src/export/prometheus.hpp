@@ -6,13 +6,19 @@
 
 namespace pathbench {
 
-// Renders a result in the Prometheus text exposition format for node_exporter's textfile
-// collector. Base units (seconds, bytes); one gauge family per metric kind, e.g.
-//   pathbench_copy_bandwidth_bytes_per_second{direction,host_memory,host_node,bytes,gpu,node_type}
+// Renders a result in the Prometheus text exposition format 0.0.4, for node_exporter's textfile
+// collector (write it to <dir>/<name>.prom). Every family is a gauge; values are medians,
+// converted to base units:
+//   pathbench_<family>_<metric>_<unit>{<case params>...,gpu,node_type}
+//   pathbench_copy_bandwidth_bytes_per_second{measure,direction,host_memory,host_node,bytes,...}
 //   pathbench_copy_time_per_copy_seconds{...}
-//   pathbench_host_memory_memcpy_bandwidth_bytes_per_second{cpu_node,mem_node,page,bytes,node_type}
-// plus pathbench_info{...context labels...} 1, pathbench_case_status{id,status} and
-// pathbench_result_timestamp_seconds. Values are medians.
+//   pathbench_host_memory_cost_seconds_per_byte{measure,page,bytes,...}  (from s/GiB)
+// plus, for the run as a whole:
+//   pathbench_info{tool_version,git_sha,node_type,topology_fingerprint,hostname,...,gpu_name} 1
+//   pathbench_case_status{id,family,status,gpu,node_type} 1          (one per case)
+//   pathbench_result_start_timestamp_seconds, pathbench_result_end_timestamp_seconds
+// Skipped and failed cases have no value series, only their pathbench_case_status.
+// The naming rules are spelled out in prometheus.cpp.
 std::string prometheus_exposition(const Result& result);
 
 }  // namespace pathbench

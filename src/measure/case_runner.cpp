@@ -14,11 +14,17 @@ namespace pathbench {
 namespace {
 
 // Google Benchmark's console output would interleave with ours; the samples are recorded by the
-// case itself, so the reporter only has to keep quiet.
-class SilentReporter : public benchmark::BenchmarkReporter {
+// case itself, so the reporter only keeps the library's runs for --benchmark_out.
+class CollectingReporter : public benchmark::BenchmarkReporter {
  public:
+  explicit CollectingReporter(std::vector<Run>& runs) : runs_(runs) {}
   bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    runs_.insert(runs_.end(), runs.begin(), runs.end());
+  }
+
+ private:
+  std::vector<Run>& runs_;
 };
 
 CaseResult skeleton(const CaseSpec& spec) {
@@ -27,6 +33,7 @@ CaseResult skeleton(const CaseSpec& spec) {
   r.scenario = spec.scenario;
   r.family = spec.family;
   r.params = spec.params;
+  r.gate = spec.gate;
   return r;
 }
 
@@ -130,7 +137,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
       ->Iterations(1)
       ->Repetitions(spec.repetitions)
       ->Unit(benchmark::kMillisecond);
-  SilentReporter reporter;
+  CollectingReporter reporter(runs_);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();
 

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <benchmark/benchmark.h>
+
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "inventory/machine.hpp"
 #include "measure/family.hpp"
@@ -23,8 +26,12 @@ class CaseRunner {
  public:
   CaseRunner(const Machine& machine, RunSettings settings, Progress& progress);
   CaseResult run(const CaseSpec& spec, const Family& family);
+  // Google Benchmark's own record of every repetition (and its aggregates) of the cases run so
+  // far, for writing the library's native output beside pathbench's result.
+  const std::vector<benchmark::BenchmarkReporter::Run>& benchmark_runs() const { return runs_; }
 
  private:
+  std::vector<benchmark::BenchmarkReporter::Run> runs_;
   const Machine& machine_;
   RunSettings settings_;
   Progress& progress_;

@@ -13,6 +13,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 
 namespace pathbench {
 
@@ -118,6 +119,7 @@ ojson to_json(const CaseResult& c) {
   j["operations_per_sample"] = c.operations_per_sample;
   j["bytes_per_sample"] = c.bytes_per_sample;
   j["elapsed_seconds"] = c.elapsed_seconds;
+  if (!c.gate.is_null()) j["gate"] = c.gate;
   ojson metrics = ojson::object();
   for (const auto& m : c.metrics) {
     // Metrics are keyed by name: a second one of the same name would silently replace the first.
@@ -304,6 +306,28 @@ class ResultReader {
         count(field(v, at, "operations_per_sample"), at / "operations_per_sample");
     c.bytes_per_sample = count(field(v, at, "bytes_per_sample"), at / "bytes_per_sample");
     c.elapsed_seconds = number(field(v, at, "elapsed_seconds"), at / "elapsed_seconds");
+    if (const auto it = v.find("gate"); it != v.end() && !it->is_null()) {
+      c.gate = object(*it, at / "gate");
+      // The same rules as a scenario's gate block: the compare must not read a typo or a
+      // negative threshold as "no gate" or "always noise".
+      const auto percent = [&](const ojson& value, const Pointer& where) {
+        const double pct = number(value, where);
+        if (!(pct > 0) || pct > 1000) {
+          fail(where, "expected a percentage in (0, 1000], found " + value.dump());
+        }
+      };
+      for (const auto& [key, value] : c.gate.items()) {
+        if (key == "threshold_pct") {
+          percent(value, at / "gate" / key);
+        } else if (key == "metrics") {
+          for (const auto& [name, pct] : object(value, at / "gate" / key).items()) {
+            percent(pct, at / "gate" / key / name);
+          }
+        } else {
+          fail(at / "gate" / key, "unknown field (known fields: threshold_pct, metrics)");
+        }
+      }
+    }
 
     const Pointer metrics_at = at / "metrics";
     const ojson& metrics = object(field(v, at, "metrics"), metrics_at);
@@ -414,6 +438,11 @@ Result load_result(const std::filesystem::path& path) {
     }
     return message;
   };
+  if (json_nesting_depth(text) > kMaxJsonDepth) {
+    throw InputError(path.string(), "",
+                     "nesting deeper than " + std::to_string(kMaxJsonDepth) +
+                         " levels; a pathbench result is never that deep");
+  }
   ojson doc;
   try {
     // ordered_json keeps the file's key order in context and params.

@@ -45,6 +45,9 @@ struct CaseResult {
   CaseStatus status = CaseStatus::kOk;
   std::string reason;
   double elapsed_seconds = 0;  // wall time of the whole case, set-up included
+  // The scenario's gate block, copied so a result can be compared without its scenario file:
+  // {"threshold_pct": 5, "metrics": {"round_trip_time": 10}}; null when the scenario has none.
+  nlohmann::ordered_json gate = nullptr;
 };
 
 struct ScenarioFileRef {

@@ -62,6 +62,7 @@ std::vector<CaseSpec> expand(const Scenario& scenario) {
       spec.params = std::move(params);
       spec.repetitions = scenario.repetitions;
       spec.min_time = scenario.min_time;
+      spec.gate = scenario.gate;
       cases.push_back(std::move(spec));
     }
     std::size_t a = scenario.axes.size();
@@ -93,11 +94,11 @@ void validate_cases(const Scenario& scenario, const std::vector<CaseSpec>& cases
   }
   for (const auto& c : cases) {
     if (auto why = family.invalid_combination(c)) {
-      throw InputError(scenario.file, scenario.pointer + "/axes",
-                       c.id + ": " + *why +
-                           (why->find("exclude") == std::string::npos
-                                ? " (remove it with an \"exclude\" rule)"
-                                : ""));
+      throw InputError(
+          scenario.file, scenario.pointer + "/axes",
+          c.id + ": " + *why +
+              (why->find("exclude") == std::string::npos ? " (remove it with an \"exclude\" rule)"
+                                                         : ""));
     }
     const MemoryNeeds needs = family.memory_needs(c);
     if (machine.mem_available_bytes > 0 && needs.host_bytes > machine.mem_available_bytes) {

@@ -31,6 +31,9 @@ struct Scenario {
   std::vector<ExcludeRule> exclude;
   int repetitions = 9;
   double min_time = 0.05;  // seconds a sample should last at least; sizes the block of operations
+  // Regression thresholds for `pathbench compare`, in percent: {"threshold_pct": 5,
+  // "metrics": {"round_trip_time": 10}}. Null: the compare default applies.
+  nlohmann::ordered_json gate = nullptr;
 };
 
 struct ScenarioFile {
@@ -49,6 +52,7 @@ struct CaseSpec {
   nlohmann::ordered_json params;  // axis name -> value, in axis order
   int repetitions = 9;
   double min_time = 0.05;
+  nlohmann::ordered_json gate = nullptr;
 
   std::string str(const std::string& axis) const;
   std::int64_t integer(const std::string& axis) const;

@@ -63,8 +63,9 @@ class FileReader {
 
   Scenario scenario(const json& j, const std::string& ptr) const {
     require_object(j, ptr);
-    reject_unknown(j, ptr,
-                   {"name", "description", "family", "axes", "exclude", "repetitions", "min_time"});
+    reject_unknown(
+        j, ptr,
+        {"name", "description", "family", "axes", "exclude", "repetitions", "min_time", "gate"});
     Scenario s;
     s.file = path_;
     s.pointer = ptr;
@@ -89,6 +90,8 @@ class FileReader {
         fail(ptr + "/min_time", "expected seconds in (0, 60], found " + m.dump());
       s.min_time = m.get<double>();
     }
+    if (j.contains("gate"))
+      s.gate = gate(ordered_doc_.at(json::json_pointer(ptr + "/gate")), ptr + "/gate");
     if (!j.contains("axes")) fail(ptr + "/axes", "missing required field");
     const auto& axes = j.at("axes");
     require_object(axes, ptr + "/axes");
@@ -117,6 +120,29 @@ class FileReader {
       }
     }
     return s;
+  }
+
+  // {"threshold_pct": 5, "metrics": {"name": 10}}: percentages a median may move the bad way.
+  nlohmann::ordered_json gate(const nlohmann::ordered_json& g, const std::string& ptr) const {
+    if (!g.is_object()) fail(ptr, "expected an object, found " + std::string(g.type_name()));
+    auto percent = [&](const nlohmann::ordered_json& v, const std::string& p) {
+      if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1000) {
+        fail(p, "expected a percentage in (0, 1000], found " + v.dump());
+      }
+    };
+    for (const auto& [key, value] : g.items()) {
+      const std::string p = ptr + "/" + pointer_token(key);
+      if (key == "threshold_pct") {
+        percent(value, p);
+      } else if (key == "metrics") {
+        if (!value.is_object() || value.empty()) fail(p, "expected an object of metric: percent");
+        for (const auto& [metric, pct] : value.items())
+          percent(pct, p + "/" + pointer_token(metric));
+      } else {
+        fail(p, "unknown field (known fields: threshold_pct, metrics)");
+      }
+    }
+    return g;
   }
 
   // Key order of an object at `ptr` as it appears in the file text.
@@ -207,8 +233,8 @@ class FileReader {
     Axis a{name, values(schema, j, ptr), ptr};
     // A plain list maps value i to element i, so the duplicate itself can be named.
     const bool plain_list = j.is_array() && std::none_of(j.begin(), j.end(), [](const json& x) {
-      return x.is_object();
-    });
+                              return x.is_object();
+                            });
     std::set<std::string> seen;
     for (std::size_t i = 0; i < a.values.size(); ++i) {
       if (!seen.insert(a.values[i].dump()).second) {

@@ -178,8 +178,10 @@ TEST(ScenarioFile, EveryErrorNamesTheFieldsPointer) {
   EXPECT_EQ(error_pointer(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": ["a", "a"]}})")),
             "/scenarios/0/axes/mode/1");
   // After a range, value positions no longer map to elements: the axis is named.
-  EXPECT_EQ(error_pointer(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": "a", "bytes": [{"pow2": [2, 3]}, 4]}})")),
-            "/scenarios/0/axes/bytes");
+  EXPECT_EQ(
+      error_pointer(wrap(
+          R"({"name": "n", "family": "toy", "axes": {"mode": "a", "bytes": [{"pow2": [2, 3]}, 4]}})")),
+      "/scenarios/0/axes/bytes");
   EXPECT_EQ(
       error_pointer(wrap(
           R"({"name": "n", "family": "toy", "axes": {"mode": "a"}, "exclude": [{"bytes": 1}]})")),
@@ -281,10 +283,12 @@ namespace pathbench {
 namespace {
 
 TEST(ScenarioFile, PointersEscapeKeysAndNameTheDuplicateElement) {
-  EXPECT_EQ(error_pointer(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": "a", "a/b~c": [1]}})")),
-            "/scenarios/0/axes/a~1b~0c");
-  EXPECT_EQ(error_pointer(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": ["a", "b", "a"]}})")),
-            "/scenarios/0/axes/mode/2");
+  EXPECT_EQ(
+      error_pointer(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": "a", "a/b~c": [1]}})")),
+      "/scenarios/0/axes/a~1b~0c");
+  EXPECT_EQ(
+      error_pointer(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": ["a", "b", "a"]}})")),
+      "/scenarios/0/axes/mode/2");
 }
 
 TEST(ScenarioFile, RefusesHostileNestingAndHugeExpansions) {

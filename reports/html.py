@@ -1,0 +1,525 @@
+#!/usr/bin/env python3
+"""Build one self-contained HTML page from a pathbench result (and optionally a comparison).
+
+    html.py RESULT [--compare COMPARE_JSON] --out FILE.html
+
+The page has no external resources: the plots (from plot.py, used as a module) are embedded as
+data: URIs and the CSS is inline, so the file can be attached to a ticket or a CI artifact as is.
+Sections: header (node type, host, time), context (every field; GPUs as a sub-table), summary
+(ok/skipped/failed), plots, cases (id, status, headline median, p10-p90, cv, n, reason) and, with
+--compare, the verdicts (worst first) and the bandwidth floors.
+Exit codes: 0 written, 3 bad input or usage (the message names the file and the JSON pointer).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# This file is named html.py: with its directory on sys.path, `import html` would import this
+# file instead of the standard library's package. Drop the directory before importing anything.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import argparse  # noqa: E402
+import base64  # noqa: E402
+import datetime  # noqa: E402
+import html  # noqa: E402
+import importlib.util  # noqa: E402
+import os  # noqa: E402
+from collections import Counter, OrderedDict  # noqa: E402
+from types import ModuleType  # noqa: E402
+from typing import Any, Iterable, NoReturn, Sequence  # noqa: E402
+
+PROG = "html.py"
+EXIT_BAD_INPUT = 3
+
+
+def _load_plot_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("pathbench_report_plot", _HERE / "plot.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+plot = _load_plot_module()
+
+CSS = """
+:root { --fg: #1d2330; --muted: #5f6b7a; --line: #d9dee5; --head: #f3f5f8; --ok: #2ca02c; --skip: #8a8f98;
+        --fail: #c62828; --warn: #b26a00; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 -apple-system, "Segoe UI", "DejaVu Sans", Helvetica, Arial, sans-serif; color: var(--fg);
+       margin: 0; background: #fff; }
+main { max-width: 1240px; margin: 0 auto; padding: 16px 24px 48px; }
+header.top { background: #1d2330; color: #fff; padding: 18px 24px; }
+header.top .inner { max-width: 1240px; margin: 0 auto; }
+header.top h1 { margin: 0 0 4px; font-size: 22px; font-weight: 600; }
+header.top .node { font-size: 17px; color: #cfe3ff; }
+header.top .meta { color: #b8c2d0; font-size: 13px; margin-top: 4px; }
+nav { position: sticky; top: 0; background: #fff; border-bottom: 1px solid var(--line); padding: 6px 24px;
+      z-index: 2; }
+nav a { margin-right: 16px; color: #2a5db0; text-decoration: none; font-size: 13px; }
+h2 { font-size: 18px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
+h3 { font-size: 15px; margin: 18px 0 8px; }
+table { border-collapse: collapse; width: 100%; margin: 6px 0 14px; font-size: 13px; }
+th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: var(--head); font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.id { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12px; min-width: 250px; }
+.scroll { overflow-x: auto; }
+td.reason { min-width: 180px; }
+td.headline { min-width: 170px; }
+table.kv > tbody > tr > th { width: 220px; white-space: nowrap; }
+table.sub { margin: 0; font-size: 12px; width: auto; }
+table.sub th, table.sub td { padding: 2px 6px; }
+.muted { color: var(--muted); }
+.small { font-size: 12px; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-size: 12px;
+         font-weight: 600; white-space: nowrap; }
+.status-ok { background: var(--ok); } .status-skipped { background: var(--skip); }
+.status-failed { background: var(--fail); }
+tr.row-failed td { background: #fff3f3; } tr.row-skipped td { color: var(--muted); }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 8px 0 12px; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 8px 16px; min-width: 120px; }
+.card .n { font-size: 26px; font-weight: 700; } .card .l { color: var(--muted); font-size: 12px; }
+.card.ok .n { color: var(--ok); } .card.skipped .n { color: var(--skip); } .card.failed .n { color: var(--fail); }
+.callout { border-left: 4px solid var(--warn); background: #fff8e6; padding: 8px 12px; margin: 8px 0; }
+.callout.bad { border-color: var(--fail); background: #fff3f3; }
+.callout.good { border-color: var(--ok); background: #f1faf1; }
+figure { margin: 14px 0 24px; }
+figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
+figcaption { color: var(--muted); font-size: 12px; margin-top: 4px; }
+ul.notes { color: var(--muted); font-size: 13px; }
+.secondary { color: var(--muted); font-size: 12px; }
+footer { color: var(--muted); font-size: 12px; margin-top: 36px; border-top: 1px solid var(--line); padding-top: 8px; }
+"""
+
+STATUS_ORDER = ("ok", "skipped", "failed")
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def esc_id(case_id: Any) -> str:
+    """A case id, escaped, with line-break opportunities after each '/'."""
+    return esc(case_id).replace("/", "/<wbr>")
+
+
+# --------------------------------------------------------------------------------------------
+# Value rendering
+
+
+def _int_ranges(values: Sequence[int]) -> str:
+    """[0,1,2,3,8,9] -> '0–3, 8–9'."""
+    vals = sorted(set(values))
+    parts: list[str] = []
+    start = prev = vals[0]
+    for v in vals[1:] + [None]:  # type: ignore[list-item]
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}–{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(parts)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def render_value(key: str, value: Any) -> str:
+    """HTML for one context value (already escaped)."""
+    if value is None:
+        return '<span class="muted">—</span>'
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if _is_int(value):
+        if key.endswith("_bytes"):
+            if value >= (1 << 64) - 1:
+                return f"unlimited <span class=\"muted\">({value})</span>"
+            return f"{value:,} <span class=\"muted\">({esc(plot.format_bytes(value))})</span>"
+        if key in ("cuda_runtime_version", "cuda_driver_version") and value >= 1000:
+            return f"{value // 1000}.{(value % 1000) // 10} <span class=\"muted\">({value})</span>"
+        if key.endswith("_mhz"):
+            return f"{value} MHz"
+        return esc(value)
+    if isinstance(value, float):
+        return esc(f"{value:g}")
+    if isinstance(value, str):
+        return esc(value) if value != "" else '<span class="muted">(empty)</span>'
+    if isinstance(value, list):
+        if not value:
+            return '<span class="muted">none</span>'
+        if all(_is_int(v) for v in value):
+            return f"{esc(_int_ranges(value))} <span class=\"muted\">({len(value)})</span>"
+        if all(isinstance(v, dict) for v in value):
+            return render_table_of_dicts(value)
+        if all(isinstance(v, str) for v in value):
+            return "<br>".join(esc(v) for v in value)
+        return esc(", ".join(str(v) for v in value))
+    if isinstance(value, dict):
+        if not value:
+            return '<span class="muted">none</span>'
+        rows = "".join(f"<tr><th>{esc(k)}</th><td>{render_value(str(k), v)}</td></tr>" for k, v in value.items())
+        return f'<table class="sub kv"><tbody>{rows}</tbody></table>'
+    return esc(value)
+
+
+def render_table_of_dicts(items: Sequence[dict[str, Any]]) -> str:
+    """A sub-table, one row per item; wide records (GPUs) are transposed: one column per item."""
+    keys = list(OrderedDict.fromkeys(k for item in items for k in item))
+    if len(keys) > 6:
+        label = "index" if "index" in keys else None
+        head = "".join(f"<th>{esc(label)} {render_value(label, item.get(label))}</th>" if label else "<th></th>"
+                       for item in items)
+        body = "".join(f"<tr><th>{esc(k)}</th>" + "".join(f"<td>{render_value(k, item.get(k))}</td>" for item in items)
+                       + "</tr>" for k in keys if k != label)
+        return f'<table class="sub kv"><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>'
+    head = "".join(f"<th>{esc(k)}</th>" for k in keys)
+    body = "".join("<tr>" + "".join(f"<td>{render_value(k, item.get(k))}</td>" for k in keys) + "</tr>"
+                   for item in items)
+    return f'<table class="sub"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def badge(status: str) -> str:
+    return f'<span class="badge status-{esc(status)}">{esc(status)}</span>'
+
+
+def verdict_badge(verdict: str) -> str:
+    color = plot.VERDICT_COLORS.get(verdict, "#7f7f7f")
+    return f'<span class="badge" style="background:{color}">{esc(verdict)}</span>'
+
+
+def floor_badge(verdict: str) -> str:
+    color = {"pass": "#2ca02c", "below_floor": "#d62728", "link_degraded": "#b26a00"}.get(verdict, "#7f7f7f")
+    return f'<span class="badge" style="background:{color}">{esc(verdict)}</span>'
+
+
+def fmt_num(v: Any, digits: str = ".4g") -> str:
+    if not plot._finite(v):
+        return '<span class="muted">n/a</span>'
+    return esc(format(v, digits))
+
+
+# --------------------------------------------------------------------------------------------
+# Sections
+
+
+def section_header(result: Any) -> str:
+    ctx = result.context
+    files = ", ".join(str(f.get("path")) for f in ctx.get("scenario_files") or [] if isinstance(f, dict))
+    meta = [f"host <b>{esc(ctx.get('hostname') or '?')}</b>",
+            f"{esc(ctx.get('start_time') or '?')} → {esc(ctx.get('end_time') or '?')}",
+            f"pathbench {esc(ctx.get('tool_version') or '?')} ({esc(ctx.get('git_sha') or '?')})"]
+    if files:
+        meta.append(f"scenarios: {esc(files)}")
+    if ctx.get("driver_version"):
+        meta.append(f"driver {esc(ctx['driver_version'])}")
+    return (f'<header class="top"><div class="inner"><h1>pathbench report</h1>'
+            f'<div class="node">{esc(result.node_type)}</div>'
+            f'<div class="meta">{" · ".join(meta)}</div></div></header>')
+
+
+def section_context(result: Any) -> str:
+    ctx = result.context
+    rows = []
+    for key, value in ctx.items():
+        if key == "warnings" and value:
+            cell = "<ul>" + "".join(f"<li>{esc(w)}</li>" for w in value) + "</ul>"
+        else:
+            cell = render_value(key, value)
+        rows.append(f"<tr><th>{esc(key)}</th><td>{cell}</td></tr>")
+    return ('<section id="context"><h2>Context</h2>'
+            f'<p class="muted small">Every field of <code>context</code> in {esc(result.path.name)}.</p>'
+            f'<table class="kv"><tbody>{"".join(rows)}</tbody></table></section>')
+
+
+def section_summary(result: Any, compare: Any | None) -> str:
+    cases = result.cases
+    counts = Counter(str(c.get("status")) for c in cases)
+    cards = "".join(f'<div class="card {s}"><div class="n">{counts.get(s, 0)}</div><div class="l">{s}</div></div>'
+                    for s in STATUS_ORDER)
+    cards = f'<div class="card"><div class="n">{len(cases)}</div><div class="l">cases</div></div>' + cards
+    fams: OrderedDict[str, Counter[str]] = OrderedDict()
+    for c in cases:
+        fams.setdefault(str(c.get("family") or c["id"].split("/")[0]), Counter())[str(c.get("status"))] += 1
+    fam_rows = "".join(f"<tr><td>{esc(f)}</td>" + "".join(f'<td class="num">{n.get(s, 0)}</td>' for s in STATUS_ORDER)
+                       + "</tr>" for f, n in fams.items())
+    parts = ['<section id="summary"><h2>Summary</h2>', f'<div class="cards">{cards}</div>']
+    failed = [c for c in cases if c.get("status") == "failed"]
+    if failed:
+        items = "".join(f"<li><code>{esc(c['id'])}</code>: {esc(c.get('reason') or 'no reason given')}</li>"
+                        for c in failed)
+        parts.append(f'<div class="callout bad"><b>{len(failed)} case(s) failed</b><ul>{items}</ul></div>')
+    no_cuda = result.context.get("cuda_unavailable_reason")
+    if no_cuda:
+        parts.append(f'<div class="callout"><b>No usable GPU</b>: {esc(no_cuda)}</div>')
+    warnings = result.context.get("warnings") or []
+    if warnings:
+        parts.append('<div class="callout"><b>Warnings</b><ul>' + "".join(f"<li>{esc(w)}</li>" for w in warnings)
+                     + "</ul></div>")
+    if cases:
+        parts.append('<table style="width:auto"><thead><tr><th>family</th>'
+                     + "".join(f'<th class="num">{s}</th>' for s in STATUS_ORDER)
+                     + f"</tr></thead><tbody>{fam_rows}</tbody></table>")
+    if compare is not None:
+        summary = compare.data.get("summary") or {}
+        if not summary:
+            summary = Counter(str(c.get("verdict")) for c in compare.cases)
+        vcards = "".join(
+            f'<div class="card"><div class="n" style="color:{plot.VERDICT_COLORS.get(str(k), "#555")}">'
+            f'{esc(v)}</div><div class="l">{esc(k)}</div></div>' for k, v in summary.items())
+        exit_code = compare.data.get("exit_code")
+        cls = "good" if exit_code == 0 else "bad"
+        parts.append(f'<h3>Comparison</h3><div class="cards">{vcards}</div>')
+        if exit_code is not None:
+            parts.append(f'<div class="callout {cls}">pathbench compare exit code <b>{esc(exit_code)}</b>'
+                         f' ({esc(_exit_meaning(exit_code))}); see <a href="#verdicts">verdicts</a>.</div>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _exit_meaning(code: Any) -> str:
+    return {0: "pass", 1: "a regression or a failed case", 2: "incomplete or incomparable",
+            3: "bad input or usage"}.get(code, "unknown")
+
+
+def section_plots(plots: Sequence[Any]) -> str:
+    parts = ['<section id="plots"><h2>Plots</h2>']
+    notes = []
+    for p in plots:
+        if p.figure is None:
+            notes.append(f"<li><b>{esc(p.name)}</b> not drawn: {esc(p.note)}</li>")
+            continue
+        data = base64.b64encode(plot.png_bytes(p.figure)).decode("ascii")
+        parts.append(f'<figure id="plot-{esc(p.name.removesuffix(".png"))}">'
+                     f'<img src="data:image/png;base64,{data}" alt="{esc(p.title)}">'
+                     f"<figcaption>{esc(p.title)} ({esc(p.name)})</figcaption></figure>")
+    if notes:
+        parts.append(f'<ul class="notes">{"".join(notes)}</ul>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _headline(case: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    metrics = case.get("metrics") or {}
+    for name, m in metrics.items():
+        if isinstance(m, dict):
+            return str(name), m
+    return None
+
+
+def section_cases(result: Any) -> str:
+    rows = []
+    for c in result.cases:
+        status = str(c.get("status"))
+        head = _headline(c)
+        median = p1090 = cv = n = ""
+        secondary = ""
+        if head is not None:
+            name, m = head
+            unit = str(m.get("unit") or "")
+            stats = m.get("stats") or {}
+            if plot._finite(stats.get("median")):
+                median = f"{esc(name)}: <b>{esc(plot.format_value(stats['median'], unit))}</b>"
+            if plot._finite(stats.get("p10")) and plot._finite(stats.get("p90")):
+                p1090 = esc(f"{plot.format_value(stats['p10'], unit)} – {plot.format_value(stats['p90'], unit)}")
+            if plot._finite(stats.get("cv")):
+                cv = esc(f"{100 * stats['cv']:.2f} %")
+            if stats.get("n") is not None:
+                n = esc(stats["n"])
+            others = []
+            for oname, om in list((c.get("metrics") or {}).items())[1:]:
+                ostats = om.get("stats") or {} if isinstance(om, dict) else {}
+                if plot._finite(ostats.get("median")):
+                    others.append(f"{oname} {plot.format_value(ostats['median'], str(om.get('unit') or ''))}")
+            if others:
+                secondary = f'<div class="secondary">{esc("; ".join(others))}</div>'
+        reason = str(c.get("reason") or "")
+        failed_checks = [ch for ch in c.get("checks") or [] if isinstance(ch, dict) and ch.get("passed") is False]
+        reason_html = esc(reason)
+        if failed_checks:
+            reason_html += "<ul class=\"small\">" + "".join(
+                f"<li>check <b>{esc(ch.get('name'))}</b> failed: {esc(ch.get('detail') or '')}</li>"
+                for ch in failed_checks) + "</ul>"
+        timing = c.get("timing_method")
+        rows.append(f'<tr class="row-{esc(status)}"><td class="id">{esc_id(c["id"])}</td><td>{badge(status)}</td>'
+                    f'<td class="headline">{median}{secondary}</td>'
+                    f"<td class=\"num\">{p1090}</td><td class=\"num\">{cv}</td>"
+                    f'<td class="num">{n}</td><td class="small">{esc(timing) if timing else ""}</td>'
+                    f'<td class="small">{reason_html}</td></tr>')
+    return ('<section id="cases"><h2>Cases</h2>'
+            '<p class="muted small">Headline metric (the first one) median with p10–p90, coefficient of variation '
+            "and number of samples; other metrics' medians below it in grey.</p>"
+            '<div class="scroll"><table><thead><tr><th>id</th><th>status</th><th>headline median</th>'
+            '<th class="num">p10 – p90</th>'
+            '<th class="num">cv</th><th class="num">n</th><th>timing</th><th>reason</th></tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div></section>")
+
+
+def _identity_row(label: str, ident: dict[str, Any]) -> str:
+    cells = "".join(f"<td>{esc(ident.get(k) if ident.get(k) is not None else '')}</td>"
+                    for k in ("file", "node_type", "hostname", "start_time", "topology_fingerprint"))
+    return f"<tr><th>{esc(label)}</th>{cells}</tr>"
+
+
+def section_verdicts(compare: Any, result: Any) -> str:
+    data = compare.data
+    mode = str(data.get("mode") or "gate")
+    base = data.get("baseline") or {}
+    res = data.get("result") or {}
+    parts = ['<section id="verdicts"><h2>Comparison verdicts</h2>',
+             f'<p class="small">{esc(compare.path.name)} · mode <b>{esc(mode)}</b> · alpha '
+             f"{fmt_num(data.get('alpha'), 'g')} · default threshold "
+             f"{fmt_num((data.get('default_threshold') or 0) * 100 if plot._finite(data.get('default_threshold')) else None, 'g')} %"
+             "</p>",
+             '<table class="small"><thead><tr><th></th><th>file</th><th>node type</th><th>host</th><th>start time</th>'
+             "<th>topology fingerprint</th></tr></thead><tbody>",
+             _identity_row("baseline", base) if base else "", _identity_row("result", res) if res else "",
+             "</tbody></table>"]
+    incomparable = data.get("incomparable")
+    if isinstance(incomparable, list) and incomparable:
+        parts.append('<div class="callout bad"><b>Incomparable</b>: the results cannot be gated against each other'
+                     "<ul>" + "".join(f"<li>{esc(d)}</li>" for d in incomparable) + "</ul></div>")
+    elif isinstance(incomparable, str) and incomparable:
+        parts.append(f'<div class="callout bad"><b>Incomparable</b>: {esc(incomparable)}</div>')
+    ctx = result.context
+    if res and (res.get("start_time") != ctx.get("start_time") or res.get("hostname") != ctx.get("hostname")):
+        parts.append(f'<div class="callout">The comparison\'s result ({esc(res.get("hostname"))}, '
+                     f'{esc(res.get("start_time"))}) is not the result this page shows ({esc(ctx.get("hostname"))}, '
+                     f'{esc(ctx.get("start_time"))}).</div>')
+    across = mode == "across"
+    head = ("<tr><th>id</th><th>verdict</th><th>metric</th><th class=\"num\">baseline<br>median</th>"
+            "<th class=\"num\">result<br>median</th><th class=\"num\">change</th>"
+            + ("<th class=\"num\">ratio</th>" if across else "<th class=\"num\">thresh&shy;old</th>")
+            + "<th class=\"num\">p</th><th class=\"num\">n<br>base/res</th><th>reason</th></tr>")
+    rows = []
+    for case in sorted(compare.cases, key=plot.compare_sort_key):
+        verdict = str(case.get("verdict"))
+        m = plot.headline_metric(case) or {}
+        unit = str(m.get("unit") or "")
+        better = m.get("better")
+        metric = esc(m.get("name") or "")
+        if better:
+            metric += f' <span class="muted" title="{esc(better)} is better">{"↑" if better == "higher" else "↓"}</span>'
+        change = m.get("change_pct")
+        change_html = esc(f"{change:+.2f} %") if plot._finite(change) else '<span class="muted">n/a</span>'
+        if plot._finite(change) and verdict in ("regression", "improvement"):
+            change_html = f'<b style="color:{plot.VERDICT_COLORS[verdict]}">{change_html}</b>'
+        extra = (fmt_num(m.get("ratio"), ".4g") if across else
+                 (esc(f"±{m['threshold_pct']:g} %") if plot._finite(m.get("threshold_pct")) else '<span class="muted">n/a</span>'))
+        nb, nr = m.get("n_baseline"), m.get("n_result")
+        reason = str(case.get("reason") or m.get("reason") or "")
+        others = [om for om in case.get("metrics") or [] if isinstance(om, dict) and om is not m]
+        if others:
+            reason_extra = "; ".join(
+                f"{om.get('name')} {om.get('verdict', '')} "
+                + (f"{om['change_pct']:+.1f} %" if plot._finite(om.get("change_pct")) else "") for om in others)
+            reason_html = esc(reason) + f'<div class="secondary">{esc(reason_extra)}</div>'
+        else:
+            reason_html = esc(reason)
+        rows.append(f'<tr><td class="id">{esc_id(case.get("id"))}</td><td>{verdict_badge(verdict)}</td>'
+                    f"<td>{metric}</td>"
+                    f'<td class="num">{esc(plot.format_value(m.get("baseline_median"), unit)) if m else ""}</td>'
+                    f'<td class="num">{esc(plot.format_value(m.get("result_median"), unit)) if m else ""}</td>'
+                    f'<td class="num">{change_html if m else ""}</td><td class="num">{extra if m else ""}</td>'
+                    f'<td class="num">{fmt_num(m.get("p_value"), ".2g") if m else ""}</td>'
+                    f'<td class="num">{esc(nb if nb is not None else "–")}/{esc(nr if nr is not None else "–")}</td>'
+                    f'<td class="small reason">{reason_html}</td></tr>')
+    parts.append('<p class="muted small">Worst first. change = (result − baseline) / baseline of the median; '
+                 "whether that is bad depends on the metric's direction (↑ higher is better, ↓ lower is better). "
+                 "p: p-value of the two-sample test; n: samples in baseline/result.</p>")
+    parts.append(f'<div class="scroll"><table><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table></div></section>')
+    return "".join(parts)
+
+
+def section_floors(compare: Any) -> str:
+    floors = [f for f in compare.data.get("floors") or [] if isinstance(f, dict)]
+    parts = ['<section id="floors"><h2>Bandwidth floors</h2>']
+    if not floors:
+        parts.append('<p class="muted">The comparison holds no floor checks.</p></section>')
+        return "".join(parts)
+    rows = []
+    order = {"below_floor": 0, "link_degraded": 1, "unknown_link": 2, "pass": 3}
+    for f in sorted(floors, key=lambda f: (order.get(str(f.get("verdict")), 2), str(f.get("id")))):
+        frac = f.get("fraction")
+        frac_html = esc(f"{100 * frac:.1f} %") if plot._finite(frac) and frac is not None else "n/a"
+        rows.append(f'<tr><td class="id">{esc_id(f.get("id") or "")}</td><td class="num">{esc(f.get("gpu", ""))}</td>'
+                    f'<td>{floor_badge(str(f.get("verdict")))}</td>'
+                    f'<td class="num">{fmt_num(f.get("measured_gb_per_s"), ".4g")}</td>'
+                    f'<td class="num">{fmt_num(f.get("floor_gb_per_s"), ".4g")}</td>'
+                    f'<td class="num">{fmt_num(f.get("link_raw_gb_per_s"), ".4g")}</td>'
+                    f'<td class="num">{frac_html}</td>'
+                    f'<td class="small">{esc(f.get("detail") or "")}</td></tr>')
+    parts.append('<table><thead><tr><th>id</th><th class="num">GPU</th><th>verdict</th>'
+                 '<th class="num">measured (GB/s)</th><th class="num">floor (GB/s)</th>'
+                 '<th class="num">link raw (GB/s)</th><th class="num">of raw</th><th>detail</th></tr></thead>'
+                 f'<tbody>{"".join(rows)}</tbody></table></section>')
+    return "".join(parts)
+
+
+def build_page(result: Any, compare: Any | None) -> str:
+    plots = plot.build_plots([result], compare)
+    ctx = result.context
+    # Order: what a reader looks for first (summary, verdicts) before the long tables.
+    nav = ['<a href="#summary">summary</a>']
+    body = [section_header(result), "", "<main>", section_summary(result, compare)]
+    if compare is not None:
+        nav += ['<a href="#verdicts">verdicts</a>', '<a href="#floors">floors</a>']
+        body += [section_verdicts(compare, result), section_floors(compare)]
+    nav += ['<a href="#plots">plots</a>', '<a href="#cases">cases</a>', '<a href="#context">context</a>']
+    body += [section_plots(plots), section_cases(result), section_context(result)]
+    body[1] = f'<nav>{"".join(nav)}</nav>'
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    sources = esc(result.path) + (f" and {esc(compare.path)}" if compare is not None else "")
+    body.append(f"<footer>Generated by reports/html.py at {now} from {sources}.</footer></main>")
+    for p in plots:
+        if p.figure is not None:
+            p.figure.clear()
+    title = f"pathbench — {result.node_type} — {ctx.get('hostname') or '?'} — {ctx.get('start_time') or '?'}"
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{esc(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+            + "\n".join(body) + "\n</body>\n</html>\n")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # usage errors exit 3 like every pathbench command
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("result", type=Path, metavar="RESULT", help="a pathbench.result/v1 JSON file")
+    parser.add_argument("--compare", type=Path, metavar="COMPARE_JSON",
+                        help="a pathbench.compare/v1 file: adds the verdicts and floors tables and compare.png")
+    parser.add_argument("--out", type=Path, required=True, metavar="FILE.html", help="the HTML file to write")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    try:
+        result = plot.load_result(args.result)
+        compare = plot.load_compare(args.compare) if args.compare else None
+    except plot.InputError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    page = build_page(result, compare)
+    out: Path = args.out
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as e:
+        print(f"{PROG}: error: {out}: cannot write: {e}", file=sys.stderr)
+        tmp.unlink(missing_ok=True)
+        return EXIT_BAD_INPUT
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1142 @@
+#!/usr/bin/env python3
+"""Plot pathbench results (pathbench.result/v1) and comparisons (pathbench.compare/v1) as PNG files.
+
+    plot.py RESULT... --out DIR [--compare COMPARE_JSON]
+
+Writes, for whatever the results contain (a plot without data is skipped with a note on stderr):
+  bandwidth_h2d.png, bandwidth_d2h.png, bandwidth_d2d.png   copy bandwidth vs transfer size
+  latency.png      time per copy and round trip time of the latency cases
+  pin_cost.png     cudaMallocHost / cudaHostRegister cost per GiB
+  host_memory.png  host memcpy bandwidth per (CPU node, memory node, page) and first-touch/mlock cost
+  compare.png      (with --compare) per-case change of the headline metric, worst first
+Only `ok` cases are plotted; skipped and failed cases are counted in each figure's footnote.
+Prints the files written, one per line, on stdout. Exit codes: 0 done, 3 bad input or usage.
+
+Also used as a module by html.py: load_result(), load_compare(), build_plots(), png_bytes().
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# The report directory holds html.py, which would shadow the standard library's `html` package
+# (pyparsing, imported by matplotlib, needs html.entities): keep this directory off sys.path.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import argparse  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import re  # noqa: E402
+from collections import Counter, OrderedDict  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn, Sequence, TypeGuard  # noqa: E402
+
+if TYPE_CHECKING:
+    import matplotlib
+    import matplotlib.colors as mcolors
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+
+def _load_matplotlib() -> None:
+    """matplotlib (Agg backend) is imported on first use: bad input is rejected without paying for it."""
+    global matplotlib, mcolors, Figure, Line2D, FixedLocator, FuncFormatter, LogLocator, NullFormatter
+    if "Figure" in globals():
+        return
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.colors as mcolors
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+RESULT_SCHEMA = "pathbench.result/v1"
+COMPARE_SCHEMA = "pathbench.compare/v1"
+EXIT_BAD_INPUT = 3
+PROG = "plot.py"
+
+DPI = 110
+MAX_COMPARE_ROWS = 60
+
+# One colour per host memory kind, the same in every plot.
+KIND_COLORS: dict[str, str] = {
+    "pinned": "#1f77b4",
+    "registered-4k": "#2ca02c",
+    "registered-thp": "#17becf",
+    "registered-hugetlb": "#9467bd",
+    "pageable-4k": "#d62728",
+    "pageable-thp": "#ff7f0e",
+    "device": "#444444",
+}
+PAGE_COLORS: dict[str, str] = {"4k": "#d62728", "thp": "#ff7f0e", "hugetlb": "#9467bd", "locked": "#7f7f7f"}
+EXTRA_COLORS = ["#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5"]
+RESULT_STYLES = ["-", "--", ":", "-."]
+RESULT_MARKERS = ["o", "s", "^", "D", "v", "P"]
+RESULT_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+KIND_MARKERS: dict[str, str] = {
+    "pinned": "o", "registered-4k": "s", "registered-thp": "^", "registered-hugetlb": "D",
+    "pageable-4k": "v", "pageable-thp": "P", "device": "o",
+}
+KIND_ORDER = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb", "pageable-4k", "pageable-thp"]
+PAGE_ORDER = ["4k", "thp", "hugetlb"]
+
+VERDICT_COLORS: dict[str, str] = {
+    "regression": "#d62728",
+    "failed": "#7b0000",
+    "missing": "#8c564b",
+    "noise": "#f0a30a",
+    "pass": "#4c78a8",
+    "improvement": "#2ca02c",
+    "new": "#17becf",
+    "skipped": "#9e9e9e",
+    "across": "#9467bd",
+}
+# Worst first.
+VERDICT_RANK: dict[str, int] = {
+    "failed": 0, "regression": 1, "missing": 2, "noise": 3, "across": 4, "new": 5,
+    "pass": 6, "improvement": 7, "skipped": 8,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Input
+
+
+class InputError(Exception):
+    """Unreadable or invalid input: names the file and the JSON pointer of the field."""
+
+    def __init__(self, path: Path | str, pointer: str, message: str) -> None:
+        self.path = str(path)
+        self.pointer = pointer
+        self.message = message
+        where = f"{self.path}: {pointer}: " if pointer else f"{self.path}: "
+        super().__init__(where + message)
+
+
+@dataclass
+class LoadedResult:
+    path: Path
+    data: dict[str, Any]
+    index: int = 0
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self.data.get("context") or {}
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        return self.data.get("cases") or []
+
+    @property
+    def node_type(self) -> str:
+        return str(self.context.get("node_type") or "unknown node type")
+
+    @property
+    def label(self) -> str:
+        ctx = self.context
+        return f"{self.node_type} · {ctx.get('hostname') or '?'} · {ctx.get('start_time') or '?'}"
+
+
+@dataclass
+class LoadedCompare:
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        return self.data.get("cases") or []
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(path, "", f"cannot read: {e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(path, "", f"not valid JSON: {e}") from None
+
+
+def _is_number(v: Any) -> TypeGuard[int | float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _expect(path: Path, pointer: str, cond: bool, message: str) -> None:
+    if not cond:
+        raise InputError(path, pointer, message)
+
+
+def _esc(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def load_result(path: Path | str) -> LoadedResult:
+    """Reads and checks a pathbench.result/v1 file (the parts the reports use)."""
+    path = Path(path)
+    data = _read_json(path)
+    _expect(path, "", isinstance(data, dict), "expected a JSON object")
+    _expect(path, "/schema", data.get("schema") == RESULT_SCHEMA,
+            f"expected {RESULT_SCHEMA!r}, found {data.get('schema')!r}")
+    _expect(path, "/context", isinstance(data.get("context"), dict), "expected an object")
+    ctx = data["context"]
+    for key in ("node_type", "hostname", "start_time"):
+        if key in ctx:
+            _expect(path, f"/context/{key}", ctx[key] is None or isinstance(ctx[key], str), "expected a string")
+    if "gpus" in ctx:
+        _expect(path, "/context/gpus", ctx["gpus"] is None or isinstance(ctx["gpus"], list), "expected an array")
+        for g, gpu in enumerate(ctx.get("gpus") or []):
+            _expect(path, f"/context/gpus/{g}", isinstance(gpu, dict), "expected an object")
+    _expect(path, "/cases", isinstance(data.get("cases"), list), "expected an array")
+    for i, case in enumerate(data["cases"]):
+        p = f"/cases/{i}"
+        _expect(path, p, isinstance(case, dict), "expected an object")
+        _expect(path, f"{p}/id", isinstance(case.get("id"), str) and case["id"] != "", "expected a non-empty string")
+        _expect(path, f"{p}/status", case.get("status") in ("ok", "skipped", "failed"),
+                f"expected one of ok, skipped, failed, found {case.get('status')!r}")
+        for key in ("params", "metrics"):
+            if case.get(key) is not None:
+                _expect(path, f"{p}/{key}", isinstance(case[key], dict), "expected an object")
+        if case.get("reason") is not None:
+            _expect(path, f"{p}/reason", isinstance(case["reason"], str), "expected a string")
+        for name, metric in (case.get("metrics") or {}).items():
+            mp = f"{p}/metrics/{_esc(name)}"
+            _expect(path, mp, isinstance(metric, dict), "expected an object")
+            if metric.get("unit") is not None:
+                _expect(path, f"{mp}/unit", isinstance(metric["unit"], str), "expected a string")
+            stats = metric.get("stats")
+            if stats is None and case["status"] != "ok":
+                continue
+            _expect(path, f"{mp}/stats", isinstance(stats, dict), "expected an object")
+            for key, value in stats.items():
+                _expect(path, f"{mp}/stats/{_esc(key)}", value is None or _is_number(value), "expected a number or null")
+            if case["status"] == "ok":
+                _expect(path, f"{mp}/stats/median", _is_number(stats.get("median")),
+                        "expected a number (the case is ok)")
+    return LoadedResult(path, data)
+
+
+def load_compare(path: Path | str) -> LoadedCompare:
+    """Reads and checks a pathbench.compare/v1 file; unknown fields are ignored."""
+    path = Path(path)
+    data = _read_json(path)
+    _expect(path, "", isinstance(data, dict), "expected a JSON object")
+    _expect(path, "/schema", data.get("schema") == COMPARE_SCHEMA,
+            f"expected {COMPARE_SCHEMA!r}, found {data.get('schema')!r}")
+    _expect(path, "/cases", isinstance(data.get("cases"), list), "expected an array")
+    for key in ("baseline", "result", "summary"):
+        if data.get(key) is not None:
+            _expect(path, f"/{key}", isinstance(data[key], dict), "expected an object")
+    for i, case in enumerate(data["cases"]):
+        p = f"/cases/{i}"
+        _expect(path, p, isinstance(case, dict), "expected an object")
+        _expect(path, f"{p}/id", isinstance(case.get("id"), str) and case["id"] != "", "expected a non-empty string")
+        _expect(path, f"{p}/verdict", isinstance(case.get("verdict"), str), "expected a string")
+        metrics = case.get("metrics")
+        if metrics is None:
+            continue
+        _expect(path, f"{p}/metrics", isinstance(metrics, list), "expected an array")
+        for j, m in enumerate(metrics):
+            mp = f"{p}/metrics/{j}"
+            _expect(path, mp, isinstance(m, dict), "expected an object")
+            _expect(path, f"{mp}/name", isinstance(m.get("name"), str), "expected a string")
+            for key in ("baseline_median", "result_median", "change_pct", "threshold_pct", "p_value", "ratio",
+                        "n_baseline", "n_result"):
+                if key in m:
+                    _expect(path, f"{mp}/{key}", m[key] is None or _is_number(m[key]), "expected a number or null")
+    floors = data.get("floors")
+    if floors is not None:
+        _expect(path, "/floors", isinstance(floors, list), "expected an array")
+        for i, f in enumerate(floors):
+            _expect(path, f"/floors/{i}", isinstance(f, dict), "expected an object")
+            for key in ("measured_gb_per_s", "floor_gb_per_s", "link_raw_gb_per_s", "fraction"):
+                if key in f:
+                    _expect(path, f"/floors/{i}/{key}", f[key] is None or _is_number(f[key]), "expected a number or null")
+    return LoadedCompare(path, data)
+
+
+# --------------------------------------------------------------------------------------------
+# Formatting helpers
+
+
+def format_bytes(n: float) -> str:
+    """Binary units: 4 B, 64 KiB, 1.5 MiB, 1 GiB."""
+    n = float(n)
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= scale:
+            v = n / scale
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.3g} {unit}"
+    return f"{n:.0f} B" if n == int(n) else f"{n:.3g} B"
+
+
+def format_number(v: float) -> str:
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 0.01:
+        return f"{v:.3g}"
+    return f"{v:.2e}"
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A metric value in a readable unit (seconds scaled to ms/µs/ns)."""
+    if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "n/a"
+    if unit == "s" or unit.startswith("s/"):
+        suffix = unit[1:]
+        for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+            if abs(value) >= scale or scale == 1e-9:
+                return f"{format_number(value / scale)} {name}{suffix}"
+    return f"{format_number(value)} {unit}".strip()
+
+
+def short_case_id(case_id: str) -> str:
+    """copy/measure=bandwidth/direction=h2d/host_memory=pinned/host_node=local/bytes=268435456
+    -> copy bandwidth h2d pinned local 256 MiB"""
+    parts = case_id.split("/")
+    out = [parts[0]]
+    for part in parts[1:]:
+        key, sep, value = part.partition("=")
+        if not sep:
+            out.append(part)
+        elif key == "bytes" and value.isdigit():
+            out.append(format_bytes(int(value)))
+        elif key in ("cpu_node", "mem_node"):
+            out.append(f"{key.split('_')[0]}{value}")
+        else:
+            out.append(value)
+    return " ".join(out)
+
+
+def pcie_raw_gb_per_s(gen: Any, width: Any) -> float | None:
+    """Raw PCIe bandwidth per direction (after line encoding), GB/s."""
+    per_lane = {1: 2.5 * 0.8, 2: 5.0 * 0.8, 3: 8.0 * 128 / 130, 4: 16.0 * 128 / 130, 5: 32.0 * 128 / 130,
+                6: 64.0 * 242 / 256}
+    if not (_is_number(gen) and _is_number(width)) or int(gen) not in per_lane or width <= 0:
+        return None
+    return per_lane[int(gen)] * float(width) / 8.0
+
+
+def mpl_text(s: Any) -> str:
+    """Text from the inputs, safe for matplotlib (a '$' would start mathtext)."""
+    return str(s).replace("$", r"\$")
+
+
+DIRECTION_ORDER = {"h2d": 0, "d2h": 1, "d2d": 2}
+
+
+def _finite(v: Any) -> TypeGuard[int | float]:
+    return _is_number(v) and math.isfinite(v)
+
+
+# --------------------------------------------------------------------------------------------
+# Data extraction
+
+
+@dataclass
+class Point:
+    x: float
+    median: float
+    p10: float | None
+    p90: float | None
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def _stats(case: dict[str, Any], metric: str) -> dict[str, Any] | None:
+    m = (case.get("metrics") or {}).get(metric)
+    if not isinstance(m, dict) or not isinstance(m.get("stats"), dict):
+        return None
+    s = m["stats"]
+    return s if _finite(s.get("median")) else None
+
+
+def _point(case: dict[str, Any], metric: str, x: float, scale: float = 1.0) -> Point | None:
+    s = _stats(case, metric)
+    if s is None:
+        return None
+    lo = s.get("p10")
+    hi = s.get("p90")
+    return Point(x, s["median"] * scale, lo * scale if _finite(lo) else None, hi * scale if _finite(hi) else None)
+
+
+def _params(case: dict[str, Any]) -> dict[str, Any]:
+    p = case.get("params")
+    return p if isinstance(p, dict) else {}
+
+
+def _bytes(case: dict[str, Any]) -> int | None:
+    b = _params(case).get("bytes")
+    return int(b) if _is_number(b) and b > 0 else None
+
+
+def _select(results: Sequence[LoadedResult], pred: Callable[[dict[str, Any]], bool]) \
+        -> tuple[list[tuple[LoadedResult, dict[str, Any]]], list[dict[str, Any]]]:
+    """(ok cases matching, skipped/failed cases matching)."""
+    ok: list[tuple[LoadedResult, dict[str, Any]]] = []
+    other: list[dict[str, Any]] = []
+    for r in results:
+        for case in r.cases:
+            try:
+                match = pred(case)
+            except (KeyError, TypeError, ValueError):
+                match = False
+            if not match:
+                continue
+            (ok.append((r, case)) if case.get("status") == "ok" else other.append(case))
+    return ok, other
+
+
+def _not_ok_summary(cases: Iterable[dict[str, Any]], max_lines: int = 3) -> list[str]:
+    """'skipped (50): reason' lines, grouped by status and reason, failed first."""
+    groups: Counter[tuple[str, str]] = Counter()
+    for c in cases:
+        reason = str(c.get("reason") or "").strip()
+        reason = reason.splitlines()[0] if reason else "no reason given"
+        groups[(str(c.get("status")), reason)] += 1
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0][0] != "failed", -kv[1]))
+    lines = []
+    for (status, reason), count in ordered[:max_lines]:
+        if len(reason) > 110:
+            reason = reason[:107] + "…"
+        lines.append(f"not plotted: {status} ({count}): {reason}")
+    if len(ordered) > max_lines:
+        lines.append(f"… and {sum(n for _, n in ordered[max_lines:])} more cases not plotted")
+    return lines
+
+
+def _why_not(cases: Sequence[dict[str, Any]]) -> str:
+    """' (9 skipped: reason; 1 failed: reason)' for a note on stderr; empty when there are none."""
+    groups: Counter[tuple[str, str]] = Counter()
+    for c in cases:
+        reason = str(c.get("reason") or "").strip()
+        groups[(str(c.get("status")), reason.splitlines()[0] if reason else "no reason given")] += 1
+    if not groups:
+        return ""
+    return " (" + "; ".join(f"{n} {status}: {reason}" for (status, reason), n in groups.most_common(3)) \
+        + ("; …" if len(groups) > 3 else "") + ")"
+
+
+def _color_for(key: str, table: dict[str, str], used: dict[str, str]) -> str:
+    if key in table:
+        return table[key]
+    if key not in used:
+        used[key] = EXTRA_COLORS[len(used) % len(EXTRA_COLORS)]
+    return used[key]
+
+
+def _kind_sort_key(kind: str) -> tuple[int, str]:
+    return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
+
+
+def _page_sort_key(page: str) -> tuple[int, str]:
+    return (PAGE_ORDER.index(page) if page in PAGE_ORDER else len(PAGE_ORDER), page)
+
+
+# --------------------------------------------------------------------------------------------
+# Figure helpers
+
+
+def _title_suffix(results: Sequence[LoadedResult]) -> str:
+    types = list(OrderedDict.fromkeys(mpl_text(r.node_type) for r in results))
+    if len(types) == 1:
+        return types[0]
+    if len(types) == 2:
+        return f"{types[0]}  vs  {types[1]}"
+    return f"{len(types)} node types"
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    _load_matplotlib()
+    fig = Figure(figsize=(width, height), dpi=DPI)
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def _finish(fig: Figure, entries: Sequence[tuple[Any, str]], footnote: Sequence[str]) -> None:
+    """One legend under the plot: `entries` (handle or None, label), then the footnote lines in grey."""
+    if not entries and not footnote:
+        return
+    blank = Line2D([], [], linestyle="none")
+    handles = [h if h is not None else blank for h, _ in entries] + [blank] * len(footnote)
+    labels = [mpl_text(label) for _, label in entries] + [mpl_text(line) for line in footnote]
+    with_handles = any(h is not None for h, _ in entries)
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h + 0.2 * len(handles) + 0.15)
+    legend = fig.legend(handles, labels, loc="outside lower center", frameon=False, fontsize=8.5,
+                        handlelength=2.8 if with_handles else 0, handletextpad=0.6 if with_handles else 0,
+                        labelspacing=0.3)
+    for text in legend.get_texts()[len(entries):]:
+        text.set_color("#555555")
+        text.set_fontsize(8)
+
+
+def _size_axis(ax: Axes, sizes: Sequence[float]) -> None:
+    """log2 x axis with binary-unit tick labels at powers of two."""
+    lo = math.floor(math.log2(min(sizes)))
+    hi = math.ceil(math.log2(max(sizes)))
+    if hi - lo < 2:
+        lo -= 1
+        hi += 1
+    # Every power of two while that is few ticks, else every 4x (a 4^k sweep's own sizes), 32x, 1024x.
+    step = next(s for s, most in ((1, 9), (2, 16), (5, 16), (10, 99)) if (hi - lo) // s + 1 <= most)
+    first = math.ceil(lo / step) * step
+    exps = list(range(first, hi + 1, step))
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator([2.0 ** e for e in exps]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_bytes(v)))
+    ax.xaxis.set_minor_locator(FixedLocator([2.0 ** e for e in range(lo, hi + 1)]))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(2.0 ** (math.log2(min(sizes)) - 0.4), 2.0 ** (math.log2(max(sizes)) + 0.4))
+    if len(exps) > 8:
+        for label in ax.get_xticklabels():
+            label.set_rotation(30)
+            label.set_horizontalalignment("right")
+
+
+def _log_value_axis(ax: Axes) -> None:
+    """log y axis labelled 1, 2, 5, 10, 20, ... (plain numbers, not powers of ten)."""
+    ax.set_yscale("log")
+    lo, hi = ax.get_ylim()
+    subs = (1.0, 2.0, 5.0) if hi / max(lo, 1e-300) < 1e4 else (1.0,)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _errorbar(ax: Axes, pts: list[Point], **kw: Any) -> Any:
+    pts = sorted(pts, key=lambda p: p.x)
+    xs = [p.x for p in pts]
+    ys = [p.median for p in pts]
+    lo = [max(0.0, p.median - p.p10) if p.p10 is not None else 0.0 for p in pts]
+    hi = [max(0.0, p.p90 - p.median) if p.p90 is not None else 0.0 for p in pts]
+    kw.setdefault("markersize", 5)
+    kw.setdefault("linewidth", 1.6)
+    return ax.errorbar(xs, ys, yerr=[lo, hi], capsize=3, elinewidth=1, **kw)
+
+
+@dataclass
+class Bar:
+    category: str
+    series: str
+    median: float
+    p10: float | None = None
+    p90: float | None = None
+    text: str = ""
+
+
+def _grouped_bars(ax: Axes, bars: list[Bar], categories: list[str], series: list[str],
+                  colors: dict[str, str], horizontal_labels: bool = True) -> list[tuple[Any, str]]:
+    """Bars grouped by category; within a category only the series present are drawn, centred.
+    Returns the legend entries (handle, series) in series order."""
+    width = 0.8 / max(1, max(sum(1 for b in bars if b.category == c) for c in categories))
+    by_cat: dict[str, list[Bar]] = {c: [] for c in categories}
+    for b in bars:
+        by_cat[b.category].append(b)
+    top = max((b.p90 if b.p90 is not None else b.median) for b in bars)
+    handles: dict[str, Any] = {}
+    for ci, cat in enumerate(categories):
+        group = sorted(by_cat[cat], key=lambda b: series.index(b.series))
+        n = len(group)
+        for k, b in enumerate(group):
+            x = ci + (k - (n - 1) / 2) * width
+            lo = max(0.0, b.median - b.p10) if b.p10 is not None else 0.0
+            hi = max(0.0, b.p90 - b.median) if b.p90 is not None else 0.0
+            bar = ax.bar(x, b.median, width=width * 0.92, color=colors[b.series], edgecolor="white",
+                         yerr=[[lo], [hi]], capsize=3, error_kw={"elinewidth": 1, "ecolor": "#333333"})
+            handles.setdefault(b.series, bar.patches[0])
+            text = b.text or format_number(b.median)
+            ax.text(x, b.median + hi + top * 0.015, text, ha="center", va="bottom", fontsize=8,
+                    rotation=0 if (horizontal_labels and width >= 0.2) else 90)
+    ax.set_xticks(range(len(categories)))
+    ax.set_xticklabels([mpl_text(c) for c in categories])
+    ax.set_xlim(-0.6, len(categories) - 0.4)
+    ax.set_ylim(0, top * (1.22 if horizontal_labels and width >= 0.2 else 1.45))
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    return [(handles[s], s) for s in series if s in handles]
+
+
+# --------------------------------------------------------------------------------------------
+# The plots
+
+
+@dataclass
+class PlotOutput:
+    name: str
+    title: str
+    figure: Figure | None = None
+    note: str = ""
+
+
+def _result_entries(results: Sequence[LoadedResult], styled: bool) -> list[tuple[Any, str]]:
+    """Legend entries naming the result files (only when there are several)."""
+    if len(results) < 2:
+        return []
+    return [(Line2D([0], [0], color="#333333", linestyle=RESULT_STYLES[r.index % len(RESULT_STYLES)])
+             if styled else None, f"result [{r.index + 1}]: {r.label}") for r in results]
+
+
+def _solid_proxy(handle: Any) -> Any:
+    """A legend proxy: an errorbar series' colour and marker on a plain solid line."""
+    if not hasattr(handle, "lines"):
+        return handle
+    line = handle.lines[0]
+    return Line2D([0], [0], color=line.get_color(), marker=line.get_marker(), linestyle="-",
+                  markerfacecolor=line.get_markerfacecolor(), markersize=line.get_markersize(),
+                  linewidth=line.get_linewidth())
+
+
+def plot_bandwidth(results: Sequence[LoadedResult], direction: str) -> PlotOutput:
+    name = f"bandwidth_{direction}.png"
+    title = f"{direction.upper()} copy bandwidth vs transfer size"
+
+    def pred(c: dict[str, Any]) -> bool:
+        p = _params(c)
+        return c.get("family") == "copy" and p.get("measure") == "bandwidth" and p.get("direction") == direction
+
+    ok, other = _select(results, pred)
+    series: dict[tuple[int, str, str], list[Point]] = OrderedDict()
+    for r, case in ok:
+        b = _bytes(case)
+        pt = _point(case, "bandwidth", b) if b else None
+        if pt is None:
+            continue
+        p = _params(case)
+        kind = str(p.get("host_memory") or "device")
+        series.setdefault((r.index, kind, str(p.get("host_node") or "")), []).append(pt)
+    if not series:
+        why = _why_not(other)
+        return PlotOutput(name, title, None, f"no ok copy bandwidth cases with direction={direction}{why}")
+
+    has_remote = any(node == "remote" for (_, _, node) in series)
+    multi = len(results) > 1
+    fig = _new_figure(10, 6.2)
+    ax = fig.add_subplot()
+    used: dict[str, str] = {}
+    all_x: list[float] = []
+    for (ri, kind, node), pts in sorted(series.items(), key=lambda kv: (_kind_sort_key(kv[0][1]), kv[0][2], kv[0][0])):
+        color = _color_for(kind, KIND_COLORS, used)
+        label = kind if direction != "d2d" else "device memory"
+        if has_remote:
+            label += f" · {node or 'n/a'} node"
+        remote = node == "remote"
+        kw: dict[str, Any] = {
+            "color": color,
+            "marker": KIND_MARKERS.get(kind, "o"),
+            "linestyle": RESULT_STYLES[ri % len(RESULT_STYLES)] if multi else ("--" if remote else "-"),
+            "markerfacecolor": "white" if remote else color,
+            "markersize": 7.5 if kind == "pinned" else 5.5,
+            "linewidth": 3.0 if kind == "pinned" else 1.6,
+            "zorder": 3 if kind == "pinned" else 4,
+        }
+        _errorbar(ax, pts, label=mpl_text(label) if (not multi or ri == min(k[0] for k in series if k[1:] == (kind, node)))
+                  else None, **kw)
+        all_x.extend(p.x for p in pts)
+        if len(pts) <= 2 and len(series) <= 4:  # sparse: say the value
+            for pt in pts:
+                ax.annotate(f"{format_number(pt.median)} GB/s", (pt.x, pt.median), textcoords="offset points",
+                            xytext=(8, 6), fontsize=8.5, color=color)
+    _size_axis(ax, all_x)
+    ymax = max(max((p.p90 if p.p90 is not None else p.median) for p in pts) for pts in series.values())
+    top = ymax
+    ax.set_xlabel("transfer size (bytes, log2 scale)")
+    ax.set_ylabel("bandwidth (GB/s, GB = 10⁹ B), median; bars p10–p90")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.grid(True, which="minor", axis="x", alpha=0.1)
+    ax.set_title(f"{title}\n{_title_suffix(results)}", fontsize=12)
+
+    if direction in ("h2d", "d2h"):
+        links: OrderedDict[tuple[int, int], float] = OrderedDict()
+        for r in results:
+            for gpu in r.context.get("gpus") or []:
+                raw = pcie_raw_gb_per_s(gpu.get("pcie_gen_current"), gpu.get("pcie_width_current"))
+                if raw:
+                    links[(int(gpu["pcie_gen_current"]), int(gpu["pcie_width_current"]))] = raw
+        for (gen, width), raw in links.items():
+            if raw < ymax * 4:
+                ax.axhline(raw, color="#888888", linestyle=(0, (4, 3)), linewidth=1,
+                           label=f"PCIe Gen{gen} x{width} raw ≈ {raw:.1f} GB/s")
+                top = max(top, raw)
+    ax.set_ylim(0, top * 1.12)
+    handles, labels = ax.get_legend_handles_labels()
+    if multi:  # line styles tell the results apart (legend below): show each kind with a neutral solid line
+        handles = [_solid_proxy(h) for h in handles]
+    order = sorted(range(len(labels)), key=lambda k: labels[k].startswith("PCIe"))
+    where: dict[str, Any] = {"loc": "best"} if len(labels) <= 7 else {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
+    ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=9, framealpha=0.9,
+              title="host memory" if direction != "d2d" else None, title_fontsize=9, **where)
+    _finish(fig, _result_entries(results, styled=True), _not_ok_summary(other))
+    return PlotOutput(name, title, fig)
+
+
+def plot_latency(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "latency.png"
+    title = "Copy latency: time per copy and round trip"
+
+    def pred(c: dict[str, Any]) -> bool:
+        return c.get("family") == "copy" and _params(c).get("measure") == "latency"
+
+    ok, other = _select(results, pred)
+    metrics = (("time_per_copy", "time per copy inside a latched block"),
+               ("round_trip_time", "round trip: issue to completion seen by the host"))
+    data: dict[str, dict[tuple[int, str, str, str], list[Point]]] = {m: OrderedDict() for m, _ in metrics}
+    for r, case in ok:
+        b = _bytes(case)
+        if not b:
+            continue
+        p = _params(case)
+        key = (r.index, str(p.get("direction") or "?"), str(p.get("host_memory") or "device"), str(p.get("host_node") or ""))
+        for m, _ in metrics:
+            pt = _point(case, m, b, scale=1e6)
+            if pt is not None:
+                data[m].setdefault(key, []).append(pt)
+    if not any(data.values()):
+        why = _why_not(other)
+        return PlotOutput(name, title, None, f"no ok copy latency cases{why}")
+
+    multi = len(results) > 1
+    keys = list(OrderedDict.fromkeys(k for m, _ in metrics for k in data[m]))
+    has_remote = any(k[3] == "remote" for k in keys)
+    sizes = sorted({pt.x for m, _ in metrics for pts in data[m].values() for pt in pts})
+    used: dict[str, str] = {}
+
+    def series_label(k: tuple[int, str, str, str], with_result: bool) -> str:
+        s = f"{k[1].upper()} · {k[2]}"
+        if has_remote:
+            s += f" · {k[3] or 'n/a'}"
+        if with_result and multi:
+            s += f" · [{k[0] + 1}]"
+        return s
+
+    footnote = _not_ok_summary(other)
+    if len(sizes) == 1:
+        # One transfer size: a line plot would be a column of dots; draw grouped bars instead.
+        keys.sort(key=lambda k: (DIRECTION_ORDER.get(k[1], 9), k[1], _kind_sort_key(k[2]), k[3], k[0]))
+        cats = [series_label(k, True) for k in keys]
+        fig = _new_figure(10, 2.2 + 0.55 * len(keys))
+        ax = fig.add_subplot()
+        h = 0.38
+        mcolors = {"time_per_copy": "#4c78a8", "round_trip_time": "#f58518"}
+        for j, (m, desc) in enumerate(metrics):
+            for i, k in enumerate(keys):
+                pts = data[m].get(k)
+                if not pts:
+                    continue
+                pt = pts[0]
+                y = i + (j - 0.5) * h
+                lo = max(0.0, pt.median - pt.p10) if pt.p10 is not None else 0.0
+                hi = max(0.0, pt.p90 - pt.median) if pt.p90 is not None else 0.0
+                ax.barh(y, pt.median, height=h * 0.9, color=mcolors[m], xerr=[[lo], [hi]], capsize=3,
+                        error_kw={"elinewidth": 1, "ecolor": "#333333"}, label=desc if i == 0 or not any(
+                            data[m].get(kk) for kk in keys[:i]) else None)
+                ax.text(pt.median + hi, y, f"  {format_number(pt.median)} µs", va="center", fontsize=8.5)
+        ax.set_yticks(range(len(keys)))
+        ax.set_yticklabels([mpl_text(c) for c in cats])
+        ax.invert_yaxis()
+        xmax = max(max((pt.p90 or pt.median) for pts in data[m].values() for pt in pts) for m, _ in metrics if data[m])
+        ax.set_xlim(0, xmax * 1.18)
+        ax.set_xlabel(f"time (µs), median; bars p10–p90 — transfer size {format_bytes(sizes[0])}")
+        ax.set_ylabel("direction · host memory")
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_axisbelow(True)
+        ax.set_title(f"{title} ({format_bytes(sizes[0])} copies)\n{_title_suffix(results)}", fontsize=12)
+        handles, hlabels = ax.get_legend_handles_labels()
+        _finish(fig, list(zip(handles, hlabels)) + _result_entries(results, styled=False), footnote)
+        return PlotOutput(name, title, fig)
+
+    fig = _new_figure(13, 6.2)
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, (m, desc) in zip(axes, metrics):
+        for k in sorted(data[m], key=lambda k: (DIRECTION_ORDER.get(k[1], 9), k[1], _kind_sort_key(k[2]), k[3], k[0])):
+            color = _color_for(k[2], KIND_COLORS, used)
+            remote = k[3] == "remote"
+            _errorbar(ax, data[m][k], color=color,
+                      marker=RESULT_MARKERS[k[0] % len(RESULT_MARKERS)] if multi else ("o" if k[1] == "h2d" else "s"),
+                      linestyle=(RESULT_STYLES[k[0] % len(RESULT_STYLES)] if multi else
+                                 ("-" if k[1] == "h2d" else "--")),
+                      markerfacecolor="white" if remote else color,
+                      label=mpl_text(series_label(k, False)) if (not multi or k[0] == min(
+                          kk[0] for kk in data[m] if kk[1:] == k[1:])) else None)
+        _size_axis(ax, sizes)
+        _log_value_axis(ax)
+        ax.set_xlabel("transfer size (bytes, log2 scale)")
+        ax.set_title(desc, fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+    axes[0].set_ylabel("time (µs, log scale), median; bars p10–p90")
+    handles, labels = axes[0].get_legend_handles_labels()
+    for h, label in zip(*axes[1].get_legend_handles_labels()):
+        if label not in labels:
+            handles.append(h)
+            labels.append(label)
+    axes[1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8.5, framealpha=0.9,
+                   title="direction · host memory", title_fontsize=9)
+    fig.suptitle(f"{title} vs transfer size\n{_title_suffix(results)}", fontsize=12)
+    _finish(fig, _result_entries(results, styled=True), footnote)
+    return PlotOutput(name, title, fig)
+
+
+def plot_pin_cost(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "pin_cost.png"
+    title = "Cost of pinning host memory (cudaMallocHost / cudaHostRegister)"
+
+    def pred(c: dict[str, Any]) -> bool:
+        return c.get("family") == "copy" and _params(c).get("measure") == "alloc_cost"
+
+    ok, other = _select(results, pred)
+    bars: list[Bar] = []
+    multi = len(results) > 1
+    has_remote = any(_params(c).get("host_node") == "remote" for _, c in ok)
+    for r, case in ok:
+        b = _bytes(case)
+        pt = _point(case, "seconds_per_gib", b or 0, scale=1e3)
+        if pt is None:
+            continue
+        p = _params(case)
+        cat = str(p.get("host_memory") or "?")
+        api = "cudaMallocHost" if cat == "pinned" else "cudaHostRegister" if cat.startswith("registered") else ""
+        if api:
+            cat += f"\n({api})"
+        if has_remote:
+            cat += f"\n{p.get('host_node') or 'n/a'} node"
+        if multi:
+            cat += f"\n[{r.index + 1}]"
+        bars.append(Bar(cat, format_bytes(b) if b else "size n/a", pt.median, pt.p10, pt.p90))
+    if not bars:
+        why = _why_not(other)
+        return PlotOutput(name, title, None, f"no ok alloc_cost cases{why}")
+
+    def cat_key(c: str) -> tuple[Any, ...]:
+        parts = c.split("\n")
+        return (_kind_sort_key(parts[0]),) + tuple(parts[1:])
+
+    categories = sorted(OrderedDict.fromkeys(b.category for b in bars), key=cat_key)
+    sizes = sorted(OrderedDict.fromkeys(b.series for b in bars), key=_parse_size_label)
+    blues = matplotlib.colormaps["Blues"]
+    colors = {s: mcolors.to_hex(blues(0.65 if len(sizes) == 1 else 0.4 + 0.5 * i / (len(sizes) - 1)))
+              for i, s in enumerate(sizes)}
+    fig = _new_figure(max(8.0, 1.6 + 1.5 * len(categories)), 6.0)
+    ax = fig.add_subplot()
+    entries = _grouped_bars(ax, bars, categories, sizes, colors)
+    ax.set_ylabel("cost (ms per GiB), median; bars p10–p90")
+    ax.set_xlabel("host memory kind")
+    ax.set_title(f"{title}\n{_title_suffix(results)}", fontsize=12)
+    ax.legend(*zip(*[(h, mpl_text(s)) for h, s in entries]), title="buffer size", fontsize=9, title_fontsize=9, loc="upper right", framealpha=0.9)
+    _finish(fig, _result_entries(results, styled=False), _not_ok_summary(other))
+    return PlotOutput(name, title, fig)
+
+
+def _parse_size_label(s: str) -> float:
+    m = re.match(r"([\d.]+) (B|KiB|MiB|GiB|TiB)$", s)
+    if not m:
+        return float("inf")
+    return float(m.group(1)) * {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}[m.group(2)]
+
+
+def plot_host_memory(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "host_memory.png"
+    title = "Host memory: memcpy bandwidth and page cost"
+
+    def pred(c: dict[str, Any]) -> bool:
+        return c.get("family") == "host_memory"
+
+    ok, other = _select(results, pred)
+    multi = len(results) > 1
+    memcpy: list[Bar] = []
+    cost: list[Bar] = []
+    memcpy_sizes = {(_bytes(c) or 0) for _, c in ok if _params(c).get("measure") == "memcpy"}
+    cost_sizes = {(_params(c).get("measure"), _bytes(c) or 0) for _, c in ok if _params(c).get("measure") != "memcpy"}
+    cost_size_per_measure = Counter(m for m, _ in cost_sizes)
+    for r, case in ok:
+        p = _params(case)
+        measure = p.get("measure")
+        page = str(p.get("page") or "")
+        tag = f" [{r.index + 1}]" if multi else ""
+        if measure == "memcpy":
+            pt = _point(case, "bandwidth", 0)
+            if pt is None:
+                continue
+            cat = f"CPU node {p.get('cpu_node', '?')}\n→ mem node {p.get('mem_node', '?')}"
+            if len(memcpy_sizes) > 1:
+                cat += f"\n{format_bytes(_bytes(case) or 0)}"
+            memcpy.append(Bar(cat, (page or "?") + tag, pt.median, pt.p10, pt.p90))
+        elif measure in ("first_touch", "mlock"):
+            pt = _point(case, "seconds_per_gib", 0, scale=1e3)
+            if pt is None:
+                continue
+            cat = "first touch" if measure == "first_touch" else "mlock"
+            if cost_size_per_measure[measure] > 1:
+                cat += f"\n{format_bytes(_bytes(case) or 0)}"
+            text = format_number(pt.median)
+            per_page = next((k for k in (case.get("metrics") or {}) if k.startswith("time_per_page")), None)
+            s = _stats(case, per_page) if per_page else None
+            if s is not None:
+                text += f"\n{format_value(s['median'], 's')}/page"
+            cost.append(Bar(cat, (page or ("4k" if measure == "mlock" else "?")) + tag, pt.median, pt.p10, pt.p90,
+                            text))
+    if not memcpy and not cost:
+        why = _why_not(other)
+        return PlotOutput(name, title, None, f"no ok host_memory cases{why}")
+
+    def series_order(bars: list[Bar]) -> list[str]:
+        def key(s: str) -> tuple[Any, ...]:
+            page, _, tag = s.partition(" [")
+            return (tag, _page_sort_key(page))
+        return sorted(OrderedDict.fromkeys(b.series for b in bars), key=key)
+
+    def colors_for(series: list[str]) -> dict[str, str]:
+        out = {}
+        used: dict[str, str] = {}
+        for s in series:
+            page, _, tag = s.partition(" [")
+            base = _color_for(page, PAGE_COLORS, used)
+            out[s] = base
+        if multi:  # distinguish results by lightness
+            for s in series:
+                idx = int(s.rsplit("[", 1)[1].rstrip("]")) - 1 if "[" in s else 0
+                rgb = mcolors.to_rgb(out[s])
+                f = 0.45 * (idx % 3) / 2
+                out[s] = mcolors.to_hex((rgb[0] + (1 - rgb[0]) * f, rgb[1] + (1 - rgb[1]) * f, rgb[2] + (1 - rgb[2]) * f))
+        return out
+
+    panels = [(bars, kind) for bars, kind in ((memcpy, "memcpy"), (cost, "cost")) if bars]
+    ncat = [len(OrderedDict.fromkeys(b.category for b in bars)) for bars, _ in panels]
+    fig = _new_figure(max(9.0, 2.5 + 1.6 * sum(ncat)), 6.0)
+    axes = fig.subplots(1, len(panels), width_ratios=[max(2, n) for n in ncat], squeeze=False)[0]
+    for ax, (bars, kind) in zip(axes, panels):
+        cats = list(OrderedDict.fromkeys(b.category for b in bars))
+        series = series_order(bars)
+        entries = _grouped_bars(ax, bars, cats, series, colors_for(series))
+        if kind == "memcpy":
+            ax.set_ylabel("memcpy bandwidth (GB/s), median; bars p10–p90")
+            ax.set_xlabel("measuring thread's CPU node → buffer memory node")
+            ax.set_title("memcpy bandwidth", fontsize=10)
+        else:
+            ax.set_ylabel("cost (ms per GiB), median; bars p10–p90")
+            ax.set_xlabel("operation")
+            ax.set_title("first-touch fault cost and mlock cost", fontsize=10)
+        ax.legend(*zip(*[(h, mpl_text(s)) for h, s in entries]), title="page size", fontsize=9, title_fontsize=9, loc="upper right", framealpha=0.9)
+    fig.suptitle(f"{title}\n{_title_suffix(results)}", fontsize=12)
+    _finish(fig, _result_entries(results, styled=False), _not_ok_summary(other))
+    return PlotOutput(name, title, fig)
+
+
+def headline_metric(case: dict[str, Any]) -> dict[str, Any] | None:
+    """The metric a compare row is shown by: the first one whose verdict decided the case, else the first."""
+    metrics = [m for m in (case.get("metrics") or []) if isinstance(m, dict)]
+    if not metrics:
+        return None
+    verdict = case.get("verdict")
+    for m in metrics:
+        if m.get("verdict") == verdict and _finite(m.get("change_pct")):
+            return m
+    for m in metrics:
+        if _finite(m.get("change_pct")):
+            return m
+    return metrics[0]
+
+
+def badness(case: dict[str, Any]) -> float:
+    """How far the headline moved in the bad direction, in percent (larger is worse)."""
+    m = headline_metric(case)
+    if m is None or not _finite(m.get("change_pct")):
+        return 0.0
+    change = float(m["change_pct"])
+    return -change if m.get("better", "higher") == "higher" else change
+
+
+def compare_sort_key(case: dict[str, Any]) -> tuple[int, float, str]:
+    return (VERDICT_RANK.get(str(case.get("verdict")), 5), -badness(case), str(case.get("id")))
+
+
+def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -> PlotOutput:
+    name = "compare.png"
+    data = compare.data
+    mode = str(data.get("mode") or "gate")
+    title = "Change of the headline metric: result vs baseline" + (" (across node types)" if mode == "across" else "")
+    rows: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    not_plotted: Counter[str] = Counter()
+    for case in data.get("cases") or []:
+        m = headline_metric(case)
+        if m is None or not _finite(m.get("change_pct")):
+            not_plotted[str(case.get("verdict"))] += 1
+            continue
+        rows.append((case, m))
+    if not rows:
+        return PlotOutput(name, title, None, "the comparison holds no case with a change to plot"
+                          + (f" ({', '.join(f'{n} {v}' for v, n in not_plotted.items())})" if not_plotted else ""))
+    rows.sort(key=lambda cm: compare_sort_key(cm[0]))
+    hidden = rows[MAX_COMPARE_ROWS:]
+    rows = rows[:MAX_COMPARE_ROWS]
+    footnote: list[str] = []
+    if hidden:
+        footnote.append(f"… and {len(hidden)} more rows not shown ("
+                        + ", ".join(f"{n} {v}" for v, n in Counter(str(c.get('verdict')) for c, _ in hidden).items())
+                        + ")")
+    if not_plotted:
+        footnote.append("no change to plot: " + ", ".join(f"{n} {v}" for v, n in sorted(not_plotted.items())))
+    base = data.get("baseline") or {}
+    res = data.get("result") or {}
+    incomparable = data.get("incomparable")
+    if isinstance(incomparable, list) and incomparable:
+        footnote.append("incomparable: " + "; ".join(str(d) for d in incomparable))
+    footnote.append(f"baseline: {base.get('node_type', '?')} · {base.get('hostname', '?')} · "
+                    f"{base.get('start_time', '?')}   result: {res.get('node_type', '?')} · "
+                    f"{res.get('hostname', '?')} · {res.get('start_time', '?')}")
+    alpha = data.get("alpha")
+    any_p = any(_finite(m.get("p_value")) for _, m in rows)
+    explain = []
+    if any_p:
+        explain.append("p: two-sample test p-value" + (f" (significant below alpha = {alpha:g})" if _finite(alpha) else ""))
+
+    fig = _new_figure(12, 2.0 + 0.32 * len(rows))
+    ax = fig.add_subplot()
+    changes = [float(m["change_pct"]) for _, m in rows]
+    thresholds = [float(m["threshold_pct"]) if _finite(m.get("threshold_pct")) else None for _, m in rows]
+    default_t = data.get("default_threshold")
+    span = max([abs(c) for c in changes] + [t for t in thresholds if t is not None] + [1.0])
+    symlog = span > 200 and sorted(abs(c) for c in changes)[len(changes) // 2] < span / 20
+    labels = []
+    band_labelled = False
+    verdicts_seen: list[str] = []
+    for i, ((case, m), change, t) in enumerate(zip(rows, changes, thresholds)):
+        verdict = str(case.get("verdict"))
+        color = VERDICT_COLORS.get(verdict, "#7f7f7f")
+        if t is None and _finite(default_t) and mode != "across":
+            t = float(default_t) * 100.0
+        if t is not None and t > 0:
+            ax.fill_betweenx([i - 0.48, i + 0.48], -t, t, color="#bbbbbb", alpha=0.35, linewidth=0,
+                             label="noise band ±threshold" if not band_labelled else None)
+            band_labelled = True
+        ax.barh(i, change, height=0.62, color=color, label=mpl_text(verdict) if verdict not in verdicts_seen else None)
+        if verdict not in verdicts_seen:
+            verdicts_seen.append(verdict)
+        p = m.get("p_value")
+        note = f"{change:+.1f} %"
+        if mode == "across" and _finite(m.get("ratio")):
+            note += f"  ×{float(m['ratio']):.3g}"
+        if _finite(p):
+            note += f"  p={p:.2g}"
+        elif any_p or mode != "across":
+            note += "  p=n/a"
+        ax.text(change, i, f"  {note}  ", va="center",
+                ha="left" if change >= 0 else "right", fontsize=8)
+        arrow = "↑" if m.get("better", "higher") == "higher" else "↓"
+        labels.append(mpl_text(f"{short_case_id(str(case.get('id')))} · {m.get('name')} ({arrow} better)"))
+    ax.axvline(0, color="#333333", linewidth=0.8)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(labels, fontsize=8.5)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    if symlog:
+        lin = max(10.0, 2 * max((t or 0) for t in thresholds))
+        ax.set_xscale("symlog", linthresh=lin)
+        ax.set_xlim(-span * 12, span * 12)
+    else:
+        ax.set_xlim(-span * 1.6, span * 1.6)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:+g} %" if v else "0"))
+    ax.set_xlabel("change of the median vs baseline (%), (result − baseline) / baseline")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    node = res.get("node_type") or (results[0].node_type if results else "?")
+    if mode == "across" and base.get("node_type") and base.get("node_type") != node:
+        node = f"{base.get('node_type')}  →  {node}"
+    ax.set_title(mpl_text(f"{title}, worst first\n{node}"), fontsize=12)
+    handles, hlabels = ax.get_legend_handles_labels()
+    order = sorted(range(len(hlabels)), key=lambda k: VERDICT_RANK.get(hlabels[k], 20))
+    ax.legend([handles[k] for k in order], [hlabels[k] for k in order], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize=8.5, title="verdict", title_fontsize=9, framealpha=0.9)
+    if band_labelled:
+        explain.append("shaded: the noise band ±threshold of each metric")
+    if explain:
+        footnote.append("; ".join(explain))
+    _finish(fig, [], footnote)
+    return PlotOutput(name, title, fig)
+
+
+def build_plots(results: Sequence[LoadedResult], compare: LoadedCompare | None = None) -> list[PlotOutput]:
+    """Every plot, in report order; figure is None (with a note) where the inputs hold no data for it."""
+    _load_matplotlib()
+    for i, r in enumerate(results):
+        r.index = i
+    out = [plot_bandwidth(results, d) for d in ("h2d", "d2h", "d2d")]
+    out += [plot_latency(results), plot_pin_cost(results), plot_host_memory(results)]
+    if compare is not None:
+        out.append(plot_compare(compare, results))
+    return out
+
+
+def png_bytes(fig: Figure) -> bytes:
+    _load_matplotlib()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, facecolor="white")
+    return buf.getvalue()
+
+
+def write_plots(plots: Sequence[PlotOutput], out_dir: Path) -> list[Path]:
+    written = []
+    for p in plots:
+        if p.figure is None:
+            continue
+        path = out_dir / p.name
+        tmp = out_dir / f".{p.name}.tmp"
+        tmp.write_bytes(png_bytes(p.figure))
+        tmp.replace(path)
+        written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # usage errors exit 3 like every pathbench command
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", nargs="+", type=Path, metavar="RESULT", help="pathbench.result/v1 JSON file(s)")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the PNG files")
+    parser.add_argument("--compare", type=Path, metavar="COMPARE_JSON",
+                        help="a pathbench.compare/v1 file (from `pathbench compare --json`): adds compare.png")
+    args = parser.parse_args(argv)
+    try:
+        results = [load_result(p) for p in args.results]
+        compare = load_compare(args.compare) if args.compare else None
+    except InputError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        print(f"{PROG}: error: {args.out}: cannot create the output directory: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    plots = build_plots(results, compare)
+    for p in plots:
+        if p.figure is None:
+            print(f"{PROG}: note: {p.name} skipped: {p.note}", file=sys.stderr)
+    try:
+        written = write_plots(plots, args.out)
+    except OSError as e:
+        print(f"{PROG}: error: {args.out}: cannot write: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not written:
+        print(f"{PROG}: note: nothing to plot", file=sys.stderr)
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+#include "measure/benchmark_output.hpp"
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/errors.hpp"
+
+namespace pathbench {
+
+void write_benchmark_output(const std::string& path, const std::string& format,
+                            const std::vector<benchmark::BenchmarkReporter::Run>& runs) {
+  std::unique_ptr<benchmark::BenchmarkReporter> reporter;
+  if (format == "json") {
+    reporter = std::make_unique<benchmark::JSONReporter>();
+  } else if (format == "console") {
+    reporter = std::make_unique<benchmark::ConsoleReporter>(benchmark::ConsoleReporter::OO_None);
+  } else if (format == "csv") {
+    reporter = std::make_unique<benchmark::CSVReporter>();
+  } else {
+    throw InputError("--benchmark_out_format", "",
+                     "\"" + format + "\" is not one of: json, console, csv");
+  }
+  std::ostringstream out, err;
+  reporter->SetOutputStream(&out);
+  reporter->SetErrorStream(&err);
+  reporter->ReportContext(benchmark::BenchmarkReporter::Context());
+  if (!runs.empty()) reporter->ReportRuns(runs);
+  reporter->Finalize();
+  try {
+    write_file_atomically(path, out.str());
+  } catch (const std::exception& e) {
+    throw InputError(path, "", std::string("cannot write Google Benchmark output: ") + e.what());
+  }
+}
+
+}  // namespace pathbench

@@ -1,0 +1,551 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the report scripts (reports/plot.py, reports/html.py) on real result files.
+
+    python3 tests/e2e/test_reports.py --python build/venv/bin/python --source . [unittest args]
+
+--python is the interpreter that has the pinned report requirements (reports/requirements.txt:
+matplotlib, numpy, pillow); the scripts and a small image-checking helper run under it, while this
+file only needs the standard library. The HTML page is also rendered with headless Chromium
+(/usr/bin/chromium, Debian package `chromium`): when it is missing the test fails and says so.
+Inputs: tests/fixtures/results/*.json (real H200 and CPU-only runs), the compare fixture
+tests/fixtures/compare/h200-vs-degraded.json, and results derived from them here (a latency sweep
+with remote-node and failed cases, hostile strings, an `across` comparison, broken files).
+Runs in about 30 s on two cores.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import concurrent.futures
+import copy
+import html.parser
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from typing import Any
+
+PYTHON: str = "python3"
+SOURCE: Path = Path(".")
+CHROMIUM: str | None = None
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 3
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MIN_WIDTH, MIN_HEIGHT = 400, 300
+ALL_PLOTS = ("bandwidth_h2d.png", "bandwidth_d2h.png", "bandwidth_d2d.png", "latency.png", "pin_cost.png",
+             "host_memory.png")
+
+# Runs under --python: for each image, pixel statistics that tell a drawing from a blank canvas.
+IMAGE_STATS = r"""
+import json, sys
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.image as mpimg
+import numpy as np
+out = {}
+for path in sys.argv[1:]:
+    a = mpimg.imread(path)
+    if a.dtype != np.uint8:
+        a = (np.clip(a, 0, 1) * 255).round().astype(np.uint8)
+    rgb = a[..., :3].reshape(-1, 3).astype(np.int32)
+    packed = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
+    values, counts = np.unique(packed, return_counts=True)
+    background = values[np.argmax(counts)]
+    out[path] = {
+        "height": int(a.shape[0]), "width": int(a.shape[1]),
+        "std": float(rgb.std()),
+        "colors": int(len(values)),
+        "non_background": float(1.0 - counts.max() / len(packed)),
+        "background": [int(background >> 16), int((background >> 8) & 255), int(background & 255)],
+        "top_left": [int(v) for v in a[8, 8, :3]],
+    }
+print(json.dumps(out))
+"""
+
+
+def fixture(*parts: str) -> Path:
+    return SOURCE / "tests" / "fixtures" / Path(*parts)
+
+
+def run(args: list[str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
+    env.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="pathbench-mpl-"))
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def plot_py(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return run([PYTHON, str(SOURCE / "reports" / "plot.py"), *map(str, args)])
+
+
+def html_py(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return run([PYTHON, str(SOURCE / "reports" / "html.py"), *map(str, args)])
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()[:33]
+    if len(data) < 33 or data[:8] != PNG_SIGNATURE or data[12:16] != b"IHDR":
+        raise AssertionError(f"{path}: not a PNG (signature/IHDR)")
+    return struct.unpack(">II", data[16:24])
+
+
+def image_stats(paths: list[Path]) -> dict[str, dict[str, Any]]:
+    proc = run([PYTHON, "-c", IMAGE_STATS, *map(str, paths)])
+    if proc.returncode != 0:
+        raise AssertionError(f"image check under {PYTHON} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout)
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def case_id(case: dict[str, Any]) -> str:
+    return case["family"] + "/" + "/".join(f"{k}={v}" for k, v in case["params"].items())
+
+
+def scaled_case(case: dict[str, Any], factor: float, **params: Any) -> dict[str, Any]:
+    c = copy.deepcopy(case)
+    c["params"].update(params)
+    c["id"] = case_id(c)
+    for m in c["metrics"].values():
+        m["samples"] = [v * factor for v in m["samples"]]
+        m["stats"] = {k: (v * factor if k not in ("n", "cv") and v is not None else v) for k, v in m["stats"].items()}
+    return c
+
+
+def make_sweep(dst: Path) -> Path:
+    """h200-default.json grown into what a two-socket node's full sweep would hold: latency over five
+    sizes, local and remote host memory, plus a failed case with partial samples and one without
+    stats, a host name with a '$' (matplotlib mathtext) and a reason with markup."""
+    r = load(fixture("results", "h200-default.json"))
+    out = []
+    for case in r["cases"]:
+        p = case.get("params", {})
+        if p.get("measure") == "latency" and case["status"] == "ok":
+            for i, b in enumerate([4, 64, 1024, 4096, 65536]):
+                out.append(scaled_case(case, 1 + 0.05 * i + 3 * b / 65536, bytes=b))
+                out.append(scaled_case(case, 1.3 + 0.05 * i + 4 * b / 65536, bytes=b, host_node="remote"))
+        elif p.get("measure") in ("bandwidth", "alloc_cost") and p.get("host_node") == "local" and case["status"] == "ok":
+            out.append(case)
+            out.append(scaled_case(case, 0.8 if p["measure"] == "bandwidth" else 1.4, host_node="remote"))
+        else:
+            out.append(case)
+    first_bw = next(c for c in r["cases"] if c["params"].get("measure") == "bandwidth")
+    failed = scaled_case(first_bw, 1.0, bytes=1 << 20)
+    failed["status"] = "failed"
+    failed["reason"] = "check copy_pattern failed: destination differs at byte 4096 <after sample 3> & more"
+    failed["checks"].append({"name": "copy_pattern", "passed": False, "detail": "byte 4096: 0x00 != 0xa5", "value": None})
+    for m in failed["metrics"].values():
+        m["samples"] = m["samples"][:3]
+        m["stats"] = {"n": 3, "median": None, "min": None, "max": None, "mean": None, "p10": None, "p90": None,
+                      "stddev": None, "cv": None}
+    out.append(failed)
+    bare = scaled_case(first_bw, 1.0, bytes=1 << 21)
+    bare["status"] = "failed"
+    bare["reason"] = "latch timed out"
+    for m in bare["metrics"].values():
+        m.pop("stats")
+        m["samples"] = []
+    out.append(bare)
+    r["cases"] = out
+    r["context"]["hostname"] = "node$17 <b>&amp;"
+    r["context"]["warnings"] = ["cpuset 0-7 is not on the GPU's NUMA node 1 <check numactl>"]
+    return write_json(dst, r)
+
+
+def make_across(dst: Path) -> Path:
+    """The compare fixture turned into an `across` comparison: rows carry a ratio and verdict `across`."""
+    c = load(fixture("compare", "h200-vs-degraded.json"))
+    c["mode"] = "across"
+    c["result"]["node_type"] = "NVIDIA H100 x8 / PCIe Gen5 x16 / 2 NUMA"
+    c["exit_code"] = 0
+    c["some_future_field"] = {"nested": [1, 2, 3]}
+    for case in c["cases"]:
+        if case["metrics"]:
+            case["verdict"] = "across"
+            for m in case["metrics"]:
+                m["verdict"] = "across"
+                m["threshold_pct"] = None
+                m["p_value"] = None
+                m["unknown_metric_field"] = "ignored"
+    first = next(case for case in c["cases"] if case["metrics"])
+    first["metrics"][0].update(change_pct=850.0, ratio=9.5)  # a very different node: symlog axis
+    return write_json(dst, c)
+
+
+def make_floors_only(dst: Path) -> Path:
+    """What `pathbench compare` writes when it only checks a result's floors: no baseline, no metric rows,
+    one failed case; plus an `incomparable` list as a gate between node types would carry."""
+    c = load(fixture("compare", "h200-vs-degraded.json"))
+    c["mode"] = "floors"
+    del c["baseline"]
+    c["incomparable"] = ["node_type: baseline 'NVIDIA H100 x8' vs result 'NVIDIA H200 x1'"]
+    c["cases"] = [{"id": "copy/measure=bandwidth/direction=h2d/host_memory=pinned/host_node=local/bytes=1048576",
+                   "family": "copy", "verdict": "failed", "reason": "latch timed out", "metrics": []}]
+    c["summary"] = {"failed": 1}
+    return write_json(dst, c)
+
+
+class PageParser(html.parser.HTMLParser):
+    """Checks nesting (every non-void element closed in order) and collects what the tests look at."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.imgs: list[str] = []
+        self.ids: set[str] = set()
+        self.texts: list[str] = []
+        self.section_ids: list[str] = []
+        self.tags: set[str] = set()
+        self._id_cell: list[str] | None = None
+        self._id_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.tags.add(tag)
+        if tag == "img":
+            self.imgs.append(a.get("src") or "")
+        if tag == "section" and a.get("id"):
+            self.section_ids.append(a["id"] or "")
+        if tag in self.VOID:
+            return
+        self.stack.append(tag)
+        if tag == "td" and "id" in (a.get("class") or "").split():
+            self._id_cell = []
+            self._id_depth = len(self.stack)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag not in self.VOID:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes <{self.stack[-1] if self.stack else 'nothing'}> at {self.getpos()}")
+            if tag in self.stack:
+                while self.stack and self.stack.pop() != tag:
+                    pass
+            return
+        if tag == "td" and self._id_cell is not None and len(self.stack) == self._id_depth:
+            self.ids.add("".join(self._id_cell).strip())
+            self._id_cell = None
+        self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.texts.append(data)
+        if self._id_cell is not None:
+            self._id_cell.append(data)
+
+
+def parse_page(text: str) -> PageParser:
+    p = PageParser()
+    p.feed(text)
+    p.close()
+    return p
+
+
+# Every plot.py / html.py run the tests inspect, started once (two at a time) in setUpModule.
+WORK: Path = Path()
+RUNS: dict[str, subprocess.CompletedProcess[str]] = {}
+
+
+def setUpModule() -> None:  # noqa: N802 (unittest's name)
+    global WORK
+    proc = run([PYTHON, "-c", "import matplotlib, numpy; print(matplotlib.__version__)"])
+    if proc.returncode != 0:
+        raise RuntimeError(f"{PYTHON} cannot import matplotlib: create the report venv first:\n"
+                           "  python3 -m venv build/venv && build/venv/bin/pip install -r reports/requirements.txt\n"
+                           + proc.stderr)
+    WORK = Path(tempfile.mkdtemp(prefix="pathbench-reports-"))
+    results = fixture("results")
+    compare = fixture("compare", "h200-vs-degraded.json")
+    sweep = make_sweep(WORK / "sweep.json")
+    across = make_across(WORK / "across.json")
+    floors = make_floors_only(WORK / "floors.json")
+    jobs = {
+        "single": lambda: plot_py(results / "h200-default.json", "--out", WORK / "single"),
+        "two": lambda: plot_py(results / "h200-default.json", results / "h200-copy-hugetlb.json", "--out", WORK / "two"),
+        "compare": lambda: plot_py(results / "h200-default.json", "--compare", compare, "--out", WORK / "compare"),
+        "cpu": lambda: plot_py(results / "cpu-only-default.json", "--out", WORK / "cpu"),
+        "sweep": lambda: plot_py(sweep, results / "h200-copy-hugetlb.json", "--out", WORK / "sweep"),
+        "sweep1": lambda: plot_py(sweep, "--out", WORK / "sweep1"),
+        "across": lambda: plot_py(results / "h200-copy-hugetlb.json", "--compare", across, "--out", WORK / "across"),
+        "html": lambda: html_py(results / "h200-default.json", "--compare", compare, "--out", WORK / "page.html"),
+        "html_cpu": lambda: html_py(results / "cpu-only-default.json", "--out", WORK / "cpu.html"),
+        "html_sweep": lambda: html_py(sweep, "--compare", across, "--out", WORK / "html" / "sweep.html"),
+        "html_floors": lambda: html_py(results / "h200-default.json", "--compare", floors, "--out", WORK / "floors.html"),
+        "floors": lambda: plot_py(results / "h200-default.json", "--compare", floors, "--out", WORK / "floors"),
+    }
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(job) for name, job in jobs.items()}
+        for name, future in futures.items():
+            RUNS[name] = future.result()
+
+
+def tearDownModule() -> None:  # noqa: N802
+    if WORK != Path() and not os.environ.get("PATHBENCH_KEEP_TEST_OUTPUT"):
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+class PlotTest(unittest.TestCase):
+    def ok(self, name: str) -> subprocess.CompletedProcess[str]:
+        proc = RUNS[name]
+        self.assertEqual(proc.returncode, EXIT_OK, f"{name}: plot.py failed:\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    def assert_written(self, name: str, expected: tuple[str, ...]) -> None:
+        proc = self.ok(name)
+        out = WORK / name
+        listed = [Path(line) for line in proc.stdout.splitlines() if line.strip()]
+        self.assertEqual(sorted(p.name for p in listed), sorted(expected), f"files listed on stdout:\n{proc.stdout}")
+        self.assertEqual(sorted(p.name for p in out.iterdir()), sorted(expected), "files in the output directory")
+        for p in listed:
+            self.assertTrue(p.is_file(), f"{p} listed but not written")
+            w, h = png_size(p)
+            self.assertGreaterEqual(w, MIN_WIDTH, p)
+            self.assertGreaterEqual(h, MIN_HEIGHT, p)
+
+    def test_single_result_writes_every_plot(self) -> None:
+        self.assert_written("single", ALL_PLOTS)
+
+    def test_two_results(self) -> None:
+        self.assert_written("two", ALL_PLOTS)
+
+    def test_compare_adds_compare_png(self) -> None:
+        self.assert_written("compare", ALL_PLOTS + ("compare.png",))
+
+    def test_across_compare_and_hugetlb_sweep(self) -> None:
+        # The hugetlb sweep has no latency or host_memory cases: those two are skipped with a note.
+        self.assert_written("across", ("bandwidth_h2d.png", "bandwidth_d2h.png", "bandwidth_d2d.png",
+                                        "pin_cost.png", "compare.png"))
+        err = RUNS["across"].stderr
+        self.assertRegex(err, r"note: latency\.png skipped: no ok copy latency cases")
+        self.assertRegex(err, r"note: host_memory\.png skipped")
+
+    def test_cpu_only_skips_copy_plots_with_reasons(self) -> None:
+        self.assert_written("cpu", ("host_memory.png",))
+        err = RUNS["cpu"].stderr
+        for name in ("bandwidth_h2d", "bandwidth_d2h", "bandwidth_d2d", "latency", "pin_cost"):
+            self.assertRegex(err, rf"note: {name}\.png skipped: .*no usable CUDA device", err)
+        self.assertNotIn("Traceback", err)
+
+    def test_sweep_with_remote_failed_and_odd_strings(self) -> None:
+        self.assert_written("sweep", ALL_PLOTS)
+        self.assert_written("sweep1", ALL_PLOTS)
+        self.assertNotIn("Traceback", RUNS["sweep"].stderr + RUNS["sweep1"].stderr)
+
+    def test_floors_only_compare_has_nothing_to_plot(self) -> None:
+        self.assert_written("floors", ALL_PLOTS)
+        self.assertRegex(RUNS["floors"].stderr, r"note: compare\.png skipped: the comparison holds no case with a change")
+
+    def test_pngs_are_not_blank(self) -> None:
+        pngs = sorted(p for name in ("single", "two", "compare", "cpu", "sweep", "across")
+                      if RUNS[name].returncode == 0 for p in (WORK / name).glob("*.png"))
+        self.assertGreaterEqual(len(pngs), 30)
+        for path, s in image_stats(pngs).items():
+            with self.subTest(png=path):
+                self.assertGreater(s["std"], 5.0)
+                self.assertGreaterEqual(s["colors"], 16)
+                self.assertGreater(s["non_background"], 0.02)
+                self.assertEqual(s["background"], [255, 255, 255])
+
+    def test_bad_input_exits_3_and_names_the_file(self) -> None:
+        good = load(fixture("results", "h200-default.json"))
+        bad: dict[str, Any] = {
+            "not_json.json": "{ not json",
+            "wrong_schema.json": dict(good, schema="pathbench.result/v0"),
+            "cases_not_array.json": dict(good, cases={}),
+            "no_context.json": {k: v for k, v in good.items() if k != "context"},
+            "bad_status.json": dict(good, cases=[dict(good["cases"][0], status="great")]),
+            "ok_without_median.json": dict(good, cases=[json.loads(json.dumps(good["cases"][0]).replace(
+                '"median":', '"median_gone":'))]),
+        }
+        d = WORK / "bad"
+        d.mkdir(exist_ok=True)
+        expect_pointer = {"wrong_schema.json": "/schema", "cases_not_array.json": "/cases", "no_context.json": "/context",
+                          "bad_status.json": "/cases/0/status", "ok_without_median.json": "/cases/0/metrics/"}
+        for name, content in bad.items():
+            path = d / name
+            path.write_text(content if isinstance(content, str) else json.dumps(content))
+            with self.subTest(file=name):
+                proc = plot_py(path, "--out", d / "out")
+                self.assertEqual(proc.returncode, EXIT_BAD_INPUT, proc.stderr)
+                self.assertIn(str(path), proc.stderr)
+                self.assertIn(expect_pointer.get(name, ""), proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
+        with self.subTest(case="missing file"):
+            proc = plot_py(d / "nope.json", "--out", d / "out")
+            self.assertEqual(proc.returncode, EXIT_BAD_INPUT)
+            self.assertIn("nope.json", proc.stderr)
+        with self.subTest(case="a result given as --compare"):
+            proc = plot_py(fixture("results", "h200-default.json"), "--compare", fixture("results", "h200-default.json"),
+                           "--out", d / "out")
+            self.assertEqual(proc.returncode, EXIT_BAD_INPUT)
+            self.assertRegex(proc.stderr, r"h200-default\.json: /schema: expected 'pathbench\.compare/v1'")
+        with self.subTest(case="usage: no --out"):
+            proc = plot_py(fixture("results", "h200-default.json"))
+            self.assertEqual(proc.returncode, EXIT_BAD_INPUT)
+        self.assertFalse((d / "out").exists() and any((d / "out").iterdir()), "bad input wrote plots")
+
+
+class HtmlTest(unittest.TestCase):
+    page: str = ""
+    parsed: PageParser
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        for name in ("html", "html_cpu", "html_sweep", "html_floors"):
+            proc = RUNS[name]
+            if proc.returncode != 0:
+                raise AssertionError(f"{name}: html.py failed:\n{proc.stdout}\n{proc.stderr}")
+        cls.page = (WORK / "page.html").read_text(encoding="utf-8")
+        cls.parsed = parse_page(cls.page)
+
+    def test_well_formed(self) -> None:
+        for name in ("page.html", "cpu.html", "html/sweep.html", "floors.html"):
+            with self.subTest(page=name):
+                text = (WORK / name).read_text(encoding="utf-8")
+                self.assertTrue(text.startswith("<!DOCTYPE html>"))
+                p = parse_page(text)
+                self.assertEqual(p.errors, [])
+                self.assertEqual(p.stack, [], "unclosed elements")
+                self.assertLessEqual({"html", "head", "body", "title", "style", "table"}, p.tags)
+
+    def test_contents(self) -> None:
+        result = load(fixture("results", "h200-default.json"))
+        text = "".join(self.parsed.texts)
+        self.assertIn(result["context"]["node_type"], text)
+        self.assertIn(result["context"]["hostname"], text)
+        self.assertIn(result["context"]["start_time"], text)
+        self.assertIn(result["context"]["gpus"][0]["uuid"], text)
+        self.assertIn(result["context"]["topology_fingerprint"], text)
+        missing = {c["id"] for c in result["cases"]} - self.parsed.ids
+        self.assertEqual(missing, set(), "case ids not in the page")
+        for section in ("summary", "context", "plots", "cases", "verdicts", "floors"):
+            self.assertIn(section, self.parsed.section_ids)
+
+    def test_plots_are_embedded_and_nothing_is_external(self) -> None:
+        self.assertGreaterEqual(len(self.parsed.imgs), 7)  # six plots + compare.png
+        for src in self.parsed.imgs:
+            self.assertTrue(src.startswith("data:image/png;base64,"), src[:60])
+            self.assertEqual(base64.b64decode(src.split(",", 1)[1])[:8], PNG_SIGNATURE)
+        self.assertNotRegex(self.page, r"""(?i)(src|href)\s*=\s*["']?(https?:|//|file:)""")
+        self.assertNotRegex(self.page, r"(?i)<link\b|<script\b|@import|url\(")
+
+    def test_verdicts_and_floors_tables(self) -> None:
+        compare = load(fixture("compare", "h200-vs-degraded.json"))
+        text = "".join(self.parsed.texts)
+        missing = {c["id"] for c in compare["cases"]} - self.parsed.ids
+        self.assertEqual(missing, set(), "compare case ids not in the page")
+        # Worst first: the regressions come before every pass in the verdicts table.
+        verdicts = re.findall(r'<span class="badge" style="background:#[0-9a-f]{6}">([a-z_]+)</span>',
+                              self.page.split('id="verdicts"', 1)[1].split('id="floors"', 1)[0])
+        self.assertEqual(verdicts.count("regression"), compare["summary"]["regression"])
+        self.assertLess(max(i for i, v in enumerate(verdicts) if v == "regression"),
+                        min(i for i, v in enumerate(verdicts) if v == "pass"))
+        self.assertIn("below_floor", text)
+        self.assertIn("-10.10 %", text)
+
+    def test_cpu_only_page(self) -> None:
+        text = (WORK / "cpu.html").read_text(encoding="utf-8")
+        p = parse_page(text)
+        self.assertIn("cpu-only / AMD EPYC / 1 NUMA", "".join(p.texts))
+        self.assertEqual(len(p.imgs), 1)  # host_memory.png only
+        self.assertIn("no usable CUDA device", "".join(p.texts))
+        self.assertEqual({c["id"] for c in load(fixture("results", "cpu-only-default.json"))["cases"]} - p.ids, set())
+
+    def test_text_is_escaped(self) -> None:
+        text = (WORK / "html" / "sweep.html").read_text(encoding="utf-8")
+        self.assertNotIn("node$17 <b>", text)
+        self.assertNotIn("<after sample 3>", text)
+        self.assertIn("node$17 &lt;b&gt;&amp;amp;", text)
+        self.assertIn("&lt;after sample 3&gt; &amp; more", text)
+        self.assertIn("&lt;check numactl&gt;", text)
+        p = parse_page(text)
+        self.assertEqual(p.errors, [])
+        words = "".join(p.texts)
+        self.assertIn("node$17 <b>&amp;", words)  # what the reader sees is the original string
+        self.assertIn("mode across", words)
+        self.assertIn("ratio", words)
+
+    def test_floors_only_compare(self) -> None:
+        p = parse_page((WORK / "floors.html").read_text(encoding="utf-8"))
+        words = "".join(p.texts)
+        self.assertIn("Incomparable", words)
+        self.assertIn("node_type: baseline 'NVIDIA H100 x8' vs result 'NVIDIA H200 x1'", words)
+        self.assertIn("gpu0/pcie_link", p.ids)
+        self.assertIn("latch timed out", words)
+        self.assertEqual(len(p.imgs), 6)  # no compare.png: nothing to plot
+
+    def test_bad_input_exits_3(self) -> None:
+        d = WORK / "bad-html"
+        d.mkdir(exist_ok=True)
+        broken = d / "broken.json"
+        broken.write_text('{"schema": "pathbench.result/v1", "context": {}, "cases": [{"id": 5}]}')
+        for args, needle in (([broken], "broken.json: /cases/0/id"),
+                             ([fixture("results", "h200-default.json"), "--compare", broken], "broken.json: /schema"),
+                             ([d / "absent.json"], "absent.json")):
+            with self.subTest(args=args):
+                proc = html_py(*args, "--out", d / "x.html")
+                self.assertEqual(proc.returncode, EXIT_BAD_INPUT, proc.stderr)
+                self.assertIn(needle, proc.stderr)
+                self.assertFalse((d / "x.html").exists())
+
+    def test_chromium_renders_the_page(self) -> None:
+        chromium = CHROMIUM or next((c for c in ("/usr/bin/chromium", shutil.which("chromium"),
+                                                 shutil.which("chromium-browser")) if c and Path(c).exists()), None)
+        if not chromium or not Path(chromium).exists():
+            self.fail(f"headless Chromium not found ({chromium or '/usr/bin/chromium, chromium on PATH'}): install it "
+                      "(`sudo apt-get install chromium`; scripts/setup.sh does) or pass --chromium PATH")
+        shot = WORK / "screenshot.png"
+        profile = tempfile.mkdtemp(prefix="pathbench-chromium-")
+        try:
+            proc = run([chromium, "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
+                        "--hide-scrollbars", "--no-first-run", f"--user-data-dir={profile}",
+                        f"--screenshot={shot}", "--window-size=1280,2000", (WORK / "page.html").resolve().as_uri()],
+                       timeout=120)
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+        self.assertTrue(shot.is_file(), f"no screenshot; chromium said:\n{proc.stdout}\n{proc.stderr[-3000:]}")
+        self.assertEqual(png_size(shot), (1280, 2000))
+        s = image_stats([shot])[str(shot)]
+        self.assertGreater(s["std"], 10.0, s)
+        self.assertGreaterEqual(s["colors"], 32, s)
+        self.assertGreater(s["non_background"], 0.05, s)
+        # The inline CSS was applied: the page starts with the dark header band (#1d2330).
+        self.assertTrue(all(abs(a - b) <= 12 for a, b in zip(s["top_left"], (0x1d, 0x23, 0x30))), s)
+
+
+def main() -> int:
+    global PYTHON, SOURCE, CHROMIUM
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--python", required=True, help="interpreter with reports/requirements.txt installed")
+    parser.add_argument("--source", required=True, type=Path, help="the pathbench source tree")
+    parser.add_argument("--chromium", help="headless Chromium binary (default: chromium on PATH)")
+    args, rest = parser.parse_known_args()
+    PYTHON = args.python
+    SOURCE = args.source.resolve()
+    CHROMIUM = args.chromium
+    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
