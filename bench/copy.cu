@@ -87,7 +87,8 @@ class CopyBench final : public CaseBench {
   }
 
   TimingMethod timing_method() const override {
-    return latched() ? TimingMethod::kCudaEventsLatched : TimingMethod::kHostSteadyClock;
+    return latched() && !(timer_ && timer_->host_timed()) ? TimingMethod::kCudaEventsLatched
+                                                          : TimingMethod::kHostSteadyClock;
   }
 
   std::vector<MetricSpec> metrics() const override {
@@ -160,6 +161,35 @@ class CopyBench final : public CaseBench {
                      nullptr});
     }
     return all;
+  }
+
+  // The driver's view of the copies: which memory kind it saw on the host side, and how many
+  // copies one sample issued.
+  std::vector<Check> timeline_checks(const Timeline&, const TimelineAnalysis& a) const override {
+    if (request_.measure == Measure::kAllocCost) return {};
+    std::vector<Check> out;
+    std::size_t copies = 0;
+    std::size_t as_requested = 0;
+    const char* wanted = pageable() ? "pageable" : "pinned";
+    for (const auto& [kind, n] : a.copies_by_source_kind) copies += n;
+    if (request_.direction == Direction::kH2D) {
+      const auto it = a.copies_by_source_kind.find(wanted);
+      as_requested = it == a.copies_by_source_kind.end() ? 0 : it->second;
+      out.push_back({"timeline_memory_kind", copies > 0 && as_requested == copies,
+                     std::to_string(as_requested) + " of " + std::to_string(copies) +
+                         " copies on the timeline read " + wanted + " host memory",
+                     wanted});
+    }
+    // Pageable copies may be split into several records by the driver's staging; pinned and
+    // device copies are one record each.
+    const std::uint64_t expected =
+        request_.measure == Measure::kLatency ? ops_ + round_trip_ops_ : ops_;
+    const bool count_ok = pageable() ? a.copies >= expected : a.copies == expected;
+    out.push_back({"timeline_copies", count_ok,
+                   std::to_string(a.copies) + " copy records for " + std::to_string(expected) +
+                       " copies issued in one sample",
+                   a.copies});
+    return out;
   }
 
   std::uint64_t operations_per_sample() const override {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <regex>
@@ -19,6 +20,7 @@
 #include "result/result.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
+#include "timeline/cupti_library.hpp"
 
 namespace pathbench::cli {
 
@@ -113,6 +115,16 @@ int run_command(const RunOptions& options) {
   const Machine machine = machine_from(inventory);
   Plan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
   print_warnings(inventory);
+  const bool timelines = !options.timeline_dir.empty() ||
+                         std::any_of(plan.cases.begin(), plan.cases.end(),
+                                     [](const auto& c) { return c.second.family == "overlap"; });
+  if (timelines && std::getenv(kNvtxInjectionVariable) == nullptr) {
+    // NVTX ranges reach CUPTI (and so the timeline) only through its injection hook, read once
+    // at the first NVTX call; a profiler that set its own (nsys) is left alone.
+    if (const std::string cupti = cupti_library_path(); !cupti.empty()) {
+      ::setenv(kNvtxInjectionVariable, cupti.c_str(), 0);
+    }
+  }
 
   Result result;
   result.context = to_json(inventory);
@@ -132,7 +144,12 @@ int run_command(const RunOptions& options) {
   }
 
   Progress progress(plan.cases.size(), Progress::stderr_is_terminal());
-  CaseRunner runner(machine, RunSettings{options.device}, progress);
+  RunSettings settings;
+  settings.device = options.device;
+  if (!options.timeline_dir.empty()) settings.timeline_dir = options.timeline_dir;
+  // Families that measure on a timeline keep their traces beside the result.
+  settings.default_timeline_dir = out.parent_path() / (out.stem().string() + ".timelines");
+  CaseRunner runner(machine, settings, progress);
   const Scenario* current_scenario = nullptr;
   std::optional<NvtxRange> scenario_range;
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {

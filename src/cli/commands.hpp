@@ -14,6 +14,7 @@ struct RunOptions {
   bool quick = false;
   int device = 0;
   std::string node_type;
+  std::string timeline_dir;   // --timeline DIR: a Chrome trace of one extra sample per case
   std::string benchmark_out;  // Google Benchmark's native output, passed through
   std::string benchmark_out_format = "json";
 };

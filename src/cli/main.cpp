@@ -51,6 +51,11 @@ int main(int argc, char** argv) {
                       "Label for this node's type (default: derived from GPU model, PCIe link and "
                       "NUMA layout)");
 
+  run_cmd->add_option("--timeline", run.timeline_dir,
+                      "Capture a CUPTI timeline of one extra, untimed sample of every case and "
+                      "write it as a Chrome trace (Perfetto UI) into this folder; its analysis "
+                      "adds checks (memory kind the driver saw, copies issued). The overlap "
+                      "family always captures, into <result>.timelines/ by default");
   run_cmd->add_option("--benchmark_out", run.benchmark_out,
                       "Also write Google Benchmark's native output here (one entry per case and "
                       "repetition; google/benchmark's tools/compare.py reads the json format)");

@@ -3,14 +3,27 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "measure/host_clock.hpp"
 
 namespace pathbench {
 
-GpuBlockTimer::GpuBlockTimer(double latch_timeout_seconds)
-    : latch_timeout_(latch_timeout_seconds) {}
+GpuBlockTimer::GpuBlockTimer(double latch_timeout_seconds, double first_block_timeout_seconds)
+    : latch_timeout_(latch_timeout_seconds),
+      first_block_timeout_(std::min(first_block_timeout_seconds, latch_timeout_seconds)) {}
+
+double GpuBlockTimer::host_time(cudaStream_t stream, const std::function<void()>& enqueue) const {
+  return time_on_host([&] {
+    enqueue();
+    PB_CUDA(cudaStreamSynchronize(stream));
+  });
+}
 
 double GpuBlockTimer::time_block(cudaStream_t stream, const std::function<void()>& enqueue) {
-  latch_.hold(stream, latch_timeout_);
+  if (host_timed_) return host_time(stream, enqueue);
+  const bool probing = first_block_;
+  first_block_ = false;
+  const double timeout = probing ? first_block_timeout_ : latch_timeout_;
+  latch_.hold(stream, timeout);
   PB_CUDA(cudaEventRecord(start_.get(), stream));
   try {
     enqueue();
@@ -24,9 +37,14 @@ double GpuBlockTimer::time_block(cudaStream_t stream, const std::function<void()
   latch_.release();
   PB_CUDA(cudaEventSynchronize(stop_.get()));
   if (latch_.timed_out()) {
-    throw CaseFailure("latch timed out after " + std::to_string(latch_timeout_) +
-                      " s: enqueueing the block did not finish while the latch held the stream "
-                      "(an operation blocked the calling thread); the timing is not valid");
+    const std::string what = "enqueueing the block did not finish within " +
+                             std::to_string(timeout) +
+                             " s while the latch held the stream: an operation blocked the "
+                             "calling thread";
+    if (!probing) throw CaseFailure("latch timed out: " + what + "; the timing is not valid");
+    host_timed_ = true;
+    host_timed_reason_ = what + "; timed by the host clock (enqueue + synchronise) instead";
+    return host_time(stream, enqueue);
   }
   float ms = 0;
   PB_CUDA(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <memory>
 
+#include "core/atomic_file.hpp"
 #include "core/errors.hpp"
 #include "measure/nvtx.hpp"
+#include "timeline/cupti_timeline.hpp"
 
 namespace pathbench {
 
@@ -39,8 +41,64 @@ CaseResult skeleton(const CaseSpec& spec) {
 
 }  // namespace
 
+namespace {
+
+std::string trace_file_name(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  }
+  return out + ".trace.json";
+}
+
+// Writes the Chrome trace of `timeline` for case `id`; returns the path, or throws.
+std::string write_trace(const std::filesystem::path& dir, const std::string& id,
+                        const Timeline& timeline) {
+  const auto path = dir / trace_file_name(id);
+  write_file_atomically(path, chrome_trace(timeline, id).dump() + "\n");
+  return path.string();
+}
+
+}  // namespace
+
 CaseRunner::CaseRunner(const Machine& machine, RunSettings settings, Progress& progress)
     : machine_(machine), settings_(settings), progress_(progress) {}
+
+void CaseRunner::record_timeline(CaseBench& bench, CaseResult& result) {
+  try {
+    if (const Timeline* own = bench.captured_timeline(); own != nullptr && !own->records.empty()) {
+      result.timeline_file = write_trace(
+          settings_.timeline_dir.value_or(settings_.default_timeline_dir), result.id, *own);
+      return;
+    }
+    if (!settings_.timeline_dir) return;
+    // One more sample, untimed, under CUPTI: the trace proves what the timed ones did without
+    // the tracing's overhead touching them.
+    Timeline timeline;
+    {
+      TimelineCapture capture(TimelineCapture::Options{});
+      if (!capture.active()) {
+        result.checks.push_back(
+            Check{"timeline", true, "no timeline: " + capture.unavailable_reason(), nullptr});
+        return;
+      }
+      bench.measure();
+      timeline = capture.collect();
+    }
+    bench.verify();
+    const TimelineAnalysis analysis = analyze_timeline(timeline);
+    for (auto& c : bench.timeline_checks(timeline, analysis)) result.checks.push_back(std::move(c));
+    result.checks.push_back(Check{"timeline_complete", analysis.complete,
+                                  analysis.complete ? "CUPTI dropped no records"
+                                                    : "CUPTI dropped " +
+                                                          std::to_string(timeline.dropped_records) +
+                                                          " records: the timeline is incomplete",
+                                  timeline.dropped_records});
+    result.timeline_file = write_trace(*settings_.timeline_dir, result.id, timeline);
+  } catch (const std::exception& e) {
+    result.checks.push_back(Check{"timeline", false, e.what(), nullptr});
+  }
+}
 
 void apply_checks(CaseResult& result) {
   if (result.status != CaseStatus::kOk) return;
@@ -146,6 +204,9 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
   } catch (const std::exception& e) {
     result.checks.push_back(Check{"checks", false, e.what(), nullptr});
   }
+  // Read after the samples: a timer that found the latch blocked switched to the host clock.
+  result.timing_method = std::string(to_string(bench->timing_method()));
+  if (failure.empty()) record_timeline(*bench, result);
   for (auto& m : result.metrics) m.stats = summarize(m.samples);
   if (!failure.empty()) {
     result.status = CaseStatus::kFailed;

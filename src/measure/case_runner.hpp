@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,11 @@ namespace pathbench {
 
 struct RunSettings {
   int device = 0;
+  // run --timeline DIR: every case also runs one untimed sample under a CUPTI capture, whose
+  // Chrome trace goes here and whose analysis adds checks.
+  std::optional<std::filesystem::path> timeline_dir;
+  // Where the traces of cases that capture a timeline themselves go without --timeline.
+  std::filesystem::path default_timeline_dir = "timelines";
 };
 
 // The one measurement core every family goes through: prepares a case, warms it up, registers it
@@ -31,6 +37,7 @@ class CaseRunner {
   const std::vector<benchmark::BenchmarkReporter::Run>& benchmark_runs() const { return runs_; }
 
  private:
+  void record_timeline(CaseBench& bench, CaseResult& result);
   std::vector<benchmark::BenchmarkReporter::Run> runs_;
   const Machine& machine_;
   RunSettings settings_;

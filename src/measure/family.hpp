@@ -13,6 +13,7 @@
 #include "inventory/machine.hpp"
 #include "scenario/axis_schema.hpp"
 #include "scenario/scenario.hpp"
+#include "timeline/timeline.hpp"
 
 namespace pathbench {
 
@@ -63,6 +64,14 @@ class CaseBench {
   // Operations in one sample and bytes they moved (for the result and NVTX payloads).
   virtual std::uint64_t operations_per_sample() const = 0;
   virtual std::uint64_t bytes_per_sample() const = 0;
+  // The timeline a case captured itself during its last sample (a family whose metrics come
+  // from the timeline), else null.
+  virtual const Timeline* captured_timeline() const { return nullptr; }
+  // What a timeline of one sample proves or refutes about the case (memory kinds the driver
+  // saw, copies issued per sample), for `run --timeline`.
+  virtual std::vector<Check> timeline_checks(const Timeline&, const TimelineAnalysis&) const {
+    return {};
+  }
 };
 
 struct MemoryNeeds {

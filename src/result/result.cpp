@@ -120,6 +120,7 @@ ojson to_json(const CaseResult& c) {
   j["bytes_per_sample"] = c.bytes_per_sample;
   j["elapsed_seconds"] = c.elapsed_seconds;
   if (!c.gate.is_null()) j["gate"] = c.gate;
+  if (!c.timeline_file.empty()) j["timeline"] = c.timeline_file;
   ojson metrics = ojson::object();
   for (const auto& m : c.metrics) {
     // Metrics are keyed by name: a second one of the same name would silently replace the first.
@@ -306,6 +307,10 @@ class ResultReader {
         count(field(v, at, "operations_per_sample"), at / "operations_per_sample");
     c.bytes_per_sample = count(field(v, at, "bytes_per_sample"), at / "bytes_per_sample");
     c.elapsed_seconds = number(field(v, at, "elapsed_seconds"), at / "elapsed_seconds");
+    if (const auto it = v.find("timeline"); it != v.end()) {
+      if (!it->is_string()) fail(at / "timeline", "expected a string, found " + it->dump());
+      c.timeline_file = it->get<std::string>();
+    }
     if (const auto it = v.find("gate"); it != v.end() && !it->is_null()) {
       c.gate = object(*it, at / "gate");
       // The same rules as a scenario's gate block: the compare must not read a typo or a

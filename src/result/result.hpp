@@ -48,6 +48,8 @@ struct CaseResult {
   // The scenario's gate block, copied so a result can be compared without its scenario file:
   // {"threshold_pct": 5, "metrics": {"round_trip_time": 10}}; null when the scenario has none.
   nlohmann::ordered_json gate = nullptr;
+  // Chrome trace of one sample (run --timeline, or a family that measures on a timeline).
+  std::string timeline_file;
 };
 
 struct ScenarioFileRef {

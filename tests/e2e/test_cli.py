@@ -583,12 +583,12 @@ class TestRunDefaultQuick(ResultAssertions):
         self.assertEqual([f["sha256"] for f in result["context"]["scenario_files"]],
                          [sha256_of(default)])
         families = {c["family"] for c in result["cases"]}
-        self.assertEqual(families, {"host_memory", "copy"})
+        self.assertEqual(families, {"host_memory", "copy", "overlap"})
         reason = no_gpu_reason()
         inv = inventory()
         for case in result["cases"]:
             with self.subTest(case=case["id"]):
-                if case["family"] == "copy":
+                if case["family"] in ("copy", "overlap"):  # the GPU families
                     if reason is not None:
                         self.assertEqual(case["status"], "skipped")
                         self.assertTrue(case["reason"].strip())

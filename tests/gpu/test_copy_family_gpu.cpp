@@ -126,22 +126,41 @@ TEST(CopyFamilyGpu, PinCostIsPositive) {
 }
 
 #ifdef PATHBENCH_HAVE_CUDA
-TEST(GpuBlockTimerGpu, LatchTimeoutFailsTheBlock) {
+TEST(GpuBlockTimerGpu, ABlockingFirstBlockFallsBackToTheHostClock) {
   PATHBENCH_REQUIRE_GPU();
   Stream stream;
-  GpuBlockTimer timer(0.05);
-  // The host "blocks" for longer than the latch holds: the measurement must fail, not hang.
-  EXPECT_THROW(
-      timer.time_block(stream.get(),
-                       [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }),
-      CaseFailure);
-  // And the timer stays usable.
+  GpuBlockTimer timer(0.05, 0.05);
+  // The host "blocks" longer than the latch holds: no deadlock, and no latched number either —
+  // the block is timed again by the host clock and the timer says so.
+  const double s = timer.time_block(
+      stream.get(), [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
+  EXPECT_TRUE(timer.host_timed());
+  EXPECT_NE(timer.host_timed_reason().find("blocked"), std::string::npos);
+  EXPECT_GE(s, 0.3);
+  DeviceMemory a(1 << 20), b(1 << 20);
+  const double copy = timer.time_block(stream.get(), [&] {
+    PB_CUDA(cudaMemcpyAsync(b.get(), a.get(), 1 << 20, cudaMemcpyDeviceToDevice, stream.get()));
+  });
+  EXPECT_GT(copy, 0.0);
+  EXPECT_TRUE(timer.host_timed());
+}
+
+TEST(GpuBlockTimerGpu, ALaterBlockThatBlocksFailsTheMeasurement) {
+  PATHBENCH_REQUIRE_GPU();
+  Stream stream;
+  GpuBlockTimer timer(0.05, 0.05);
   DeviceMemory a(1 << 20), b(1 << 20);
   const double s = timer.time_block(stream.get(), [&] {
     PB_CUDA(cudaMemcpyAsync(b.get(), a.get(), 1 << 20, cudaMemcpyDeviceToDevice, stream.get()));
   });
   EXPECT_GT(s, 0.0);
   EXPECT_LT(s, 0.05);
+  EXPECT_FALSE(timer.host_timed());
+  // Once latched timing was established, a block that cannot be enqueued is a failed sample.
+  EXPECT_THROW(
+      timer.time_block(stream.get(),
+                       [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }),
+      CaseFailure);
 }
 
 TEST(GpuBlockTimerGpu, LatchHoldsTheBlockUntilReleased) {

@@ -1,0 +1,182 @@
+// GPU tests of the unified_memory family, through the Family API. Label `gpu`; they skip without
+// a device (or on a device whose managed memory cannot fault, saying why).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/unified_memory_family.hpp"
+#include "core/errors.hpp"
+#include "inventory/inventory.hpp"
+#include "measure/family.hpp"
+#include "scenario/expansion.hpp"
+#include "test_gpu_common.hpp"
+
+namespace pathbench {
+namespace {
+
+constexpr std::int64_t kKiB = 1024;
+constexpr std::int64_t kMiB = 1024 * kKiB;
+
+CaseSpec um_case(const std::string& method, std::int64_t stride, std::int64_t bytes) {
+  CaseSpec spec;
+  spec.family = "unified_memory";
+  spec.scenario = "test";
+  spec.params = {{"method", method}, {"stride", stride}, {"bytes", bytes}};
+  spec.id = case_id("unified_memory", spec.params);
+  spec.min_time = 0.01;
+  spec.repetitions = 3;
+  return spec;
+}
+
+struct Measured {
+  std::vector<MetricSpec> metrics;
+  std::vector<Sample> samples;
+  std::vector<Check> checks;
+  TimingMethod method = TimingMethod::kCudaEventsLatched;
+  std::string skipped;  // why prepare() skipped the case, when it did
+
+  double median(const std::string& metric) const {
+    std::size_t i = 0;
+    while (i < metrics.size() && metrics[i].name != metric) ++i;
+    if (i == metrics.size()) {
+      ADD_FAILURE() << "no metric " << metric;
+      return 0;
+    }
+    std::vector<double> v;
+    for (const auto& s : samples) v.push_back(s.values.at(i));
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+  }
+  const Check* check(const std::string& name) const {
+    for (const auto& c : checks) {
+      if (c.name == name) return &c;
+    }
+    return nullptr;
+  }
+};
+
+// The same sequence the case runner follows: skip_reason, prepare, warm_up, (measure, verify)×n.
+Measured run(const CaseSpec& spec, int samples = 3) {
+  const auto family = make_unified_memory_family();
+  const Machine machine = machine_from(collect_inventory({}));
+  EXPECT_FALSE(family->invalid_combination(spec).has_value());
+  if (auto why = family->skip_reason(spec, machine, 0)) {
+    ADD_FAILURE() << "unexpected skip: " << *why;
+    return {};
+  }
+  Measured m;
+  std::unique_ptr<CaseBench> bench;
+  try {
+    bench = family->prepare(spec, machine, 0);
+  } catch (const SkipCase& e) {
+    m.skipped = e.what();
+    return m;
+  }
+  m.metrics = bench->metrics();
+  m.method = bench->timing_method();
+  bench->warm_up(spec.min_time);
+  for (int i = 0; i < samples; ++i) {
+    m.samples.push_back(bench->measure());
+    bench->verify();
+  }
+  m.checks = bench->checks();
+  return m;
+}
+
+void expect_checks_pass(const Measured& m) {
+  ASSERT_FALSE(m.checks.empty());
+  for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
+}
+
+#define SKIP_IF_SKIPPED(m) \
+  if (!(m).skipped.empty()) GTEST_SKIP() << (m).skipped
+
+TEST(UnifiedMemoryGpu, FaultAt64KiBIsTimedVerifiedAndFaultDriven) {
+  PATHBENCH_REQUIRE_GPU();
+  const auto m = run(um_case("fault", 64 * kKiB, 256 * kMiB));
+  SKIP_IF_SKIPPED(m);
+  ASSERT_EQ(m.samples.size(), 3u);
+  EXPECT_EQ(m.method, TimingMethod::kCudaEventsLatched);
+  ASSERT_EQ(m.metrics.size(), 3u);
+  EXPECT_EQ(m.metrics[0].name, "time");
+  EXPECT_EQ(m.metrics[1].name, "migration_throughput");
+  EXPECT_EQ(m.metrics[2].name, "time_per_mib");
+  for (const auto& s : m.samples) {
+    EXPECT_GT(s.seconds, 0.0);
+    EXPECT_EQ(s.values[0], s.seconds);
+    EXPECT_GT(s.values[1], 0.0);
+    EXPECT_GT(s.values[2], 0.0);
+  }
+  expect_checks_pass(m);
+  ASSERT_NE(m.check("touch_data"), nullptr);
+  ASSERT_NE(m.check("managed_memory"), nullptr);
+  const Check* counters = m.check("um_counters");
+  ASSERT_NE(counters, nullptr);
+  if (counters->detail.rfind("CUPTI unavailable", 0) == 0) {
+    std::cout << "note: " << counters->detail << "\n";
+  } else {
+    // With the counters, fault-driven migration must show faults (the acceptance criterion).
+    const Check* faults = m.check("gpu_fault_groups");
+    ASSERT_NE(faults, nullptr);
+    EXPECT_TRUE(faults->passed) << faults->detail;
+  }
+}
+
+TEST(UnifiedMemoryGpu, PrefetchIsFasterThanFaultDrivenMigration) {
+  PATHBENCH_REQUIRE_GPU();
+  // Every page touched: both move the whole buffer, so the times compare directly.
+  const auto fault_dense = run(um_case("fault", 4 * kKiB, 256 * kMiB));
+  SKIP_IF_SKIPPED(fault_dense);
+  const auto prefetch_dense = run(um_case("prefetch", 4 * kKiB, 256 * kMiB));
+  SKIP_IF_SKIPPED(prefetch_dense);
+  expect_checks_pass(fault_dense);
+  expect_checks_pass(prefetch_dense);
+  EXPECT_LT(prefetch_dense.median("time"), fault_dense.median("time"));
+  EXPECT_GT(prefetch_dense.median("migration_throughput"),
+            fault_dense.median("migration_throughput"));
+
+  // Every 64 KiB: the fault path moves fewer bytes, each MiB of them much more slowly.
+  const auto fault = run(um_case("fault", 64 * kKiB, 256 * kMiB));
+  const auto prefetch = run(um_case("prefetch", 64 * kKiB, 256 * kMiB));
+  expect_checks_pass(fault);
+  expect_checks_pass(prefetch);
+  EXPECT_LT(prefetch.median("time_per_mib"), fault.median("time_per_mib"));
+  if (const Check* timing = prefetch.check("prefetch_timing")) {
+    std::cout << "note: " << timing->detail << "\n";
+  } else {
+    ADD_FAILURE() << "no prefetch_timing check";
+  }
+}
+
+TEST(UnifiedMemoryGpu, AdviceIsAppliedAndVerified) {
+  PATHBENCH_REQUIRE_GPU();
+  for (const char* method : {"advise_preferred_gpu", "advise_accessed_by"}) {
+    const auto m = run(um_case(method, 64 * kKiB, 64 * kMiB));
+    SKIP_IF_SKIPPED(m);
+    EXPECT_EQ(m.method, TimingMethod::kCudaEventsLatched) << method;
+    for (const auto& s : m.samples) EXPECT_GT(s.seconds, 0.0) << method;
+    expect_checks_pass(m);
+    const Check* advice = m.check("advice");
+    ASSERT_NE(advice, nullptr) << method;
+    EXPECT_TRUE(advice->passed) << advice->detail;
+  }
+}
+
+TEST(UnifiedMemoryGpu, GpuToCpuFaultsAreHostTimedAndVerified) {
+  PATHBENCH_REQUIRE_GPU();
+  const auto m = run(um_case("gpu_to_cpu", 4 * kKiB, 64 * kMiB));
+  SKIP_IF_SKIPPED(m);
+  EXPECT_EQ(m.method, TimingMethod::kHostSteadyClock);
+  for (const auto& s : m.samples) {
+    EXPECT_GT(s.seconds, 0.0);
+    EXPECT_GT(s.values[1], 0.0);
+  }
+  expect_checks_pass(m);
+}
+
+}  // namespace
+}  // namespace pathbench

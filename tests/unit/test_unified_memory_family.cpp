@@ -1,0 +1,268 @@
+// The unified_memory family's host-side rules: axes, combinations, memory needs, skip reasons.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/unified_memory_family.hpp"
+#include "core/errors.hpp"
+#include "scenario/expansion.hpp"
+#include "scenario/scenario_file.hpp"
+
+namespace pathbench {
+namespace {
+
+constexpr std::int64_t kKiB = 1024;
+constexpr std::int64_t kMiB = 1024 * kKiB;
+constexpr std::int64_t kGiB = 1024 * kMiB;
+
+CaseSpec make_spec(nlohmann::ordered_json params) {
+  CaseSpec spec;
+  spec.family = "unified_memory";
+  spec.file = "test.json";
+  spec.pointer = "/scenarios/0";
+  spec.params = std::move(params);
+  spec.id = case_id("unified_memory", spec.params);
+  spec.repetitions = 3;
+  return spec;
+}
+
+CaseSpec um_case(const std::string& method, std::int64_t stride, std::int64_t bytes) {
+  return make_spec({{"method", method}, {"stride", stride}, {"bytes", bytes}});
+}
+
+Machine gpu_machine() {
+  Machine m;
+  m.numa_nodes = {0};
+  m.node_cpus = {{0, 1, 2, 3}};
+  m.mem_available_bytes = std::uint64_t{64} << 30;
+  m.thp_enabled = "madvise";
+  MachineGpu gpu;
+  gpu.index = 0;
+  gpu.name = "NVIDIA H200";
+  gpu.numa_node = 0;
+  gpu.memory_bytes = std::uint64_t{141} << 30;
+  m.gpus.push_back(gpu);
+  return m;
+}
+
+UnifiedMemoryDeviceProperties capable_device() {
+  UnifiedMemoryDeviceProperties p;
+  p.device = 0;
+  p.managed_memory = true;
+  p.concurrent_managed_access = true;
+  p.pageable_memory_access = true;
+  p.free_device_bytes = std::uint64_t{139} << 30;
+  return p;
+}
+
+TEST(UnifiedMemoryFamily, DescribesItsAxes) {
+  const auto family = make_unified_memory_family();
+  EXPECT_EQ(family->name(), "unified_memory");
+  EXPECT_FALSE(family->description().empty());
+  std::vector<std::string> names;
+  for (const auto& axis : family->axes()) names.push_back(axis.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"method", "stride", "bytes"}));
+  const auto& method = family->axes()[0];
+  EXPECT_EQ(method.kind, AxisSchema::Kind::kString);
+  EXPECT_EQ(method.allowed, (std::vector<std::string>{"fault", "prefetch", "advise_preferred_gpu",
+                                                      "advise_accessed_by", "gpu_to_cpu"}));
+  const auto& stride = family->axes()[1];
+  EXPECT_EQ(stride.kind, AxisSchema::Kind::kInteger);
+  EXPECT_EQ(stride.min, 4 * kKiB);
+  EXPECT_EQ(stride.max, 2 * kMiB);
+  const auto& bytes = family->axes()[2];
+  EXPECT_EQ(bytes.kind, AxisSchema::Kind::kInteger);
+  EXPECT_EQ(bytes.min, 1 * kMiB);
+  EXPECT_EQ(bytes.max, 4 * kGiB);
+  EXPECT_EQ(family->required_axes(), (std::vector<std::string>{"method", "stride", "bytes"}));
+  // Values outside the schema are rejected by the scenario parser before the family sees them.
+  EXPECT_TRUE(check_axis_value(stride, 2 * kKiB).has_value());
+  EXPECT_TRUE(check_axis_value(bytes, 8 * kGiB).has_value());
+  EXPECT_TRUE(check_axis_value(method, "migrate").has_value());
+  EXPECT_FALSE(check_axis_value(method, "advise_accessed_by").has_value());
+}
+
+TEST(UnifiedMemoryFamily, DecodesTheRequest) {
+  const auto r = decode_unified_memory_request(um_case("advise_preferred_gpu", 64 * kKiB, kGiB));
+  EXPECT_EQ(r.method, UnifiedMemoryRequest::Method::kAdvisePreferredGpu);
+  EXPECT_EQ(r.method_name, "advise_preferred_gpu");
+  EXPECT_EQ(r.stride, 64u * 1024);
+  EXPECT_EQ(r.bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(r.touches(), 16384u);
+  using M = UnifiedMemoryRequest::Method;
+  EXPECT_EQ(decode_unified_memory_request(um_case("fault", 4 * kKiB, kMiB)).method, M::kFault);
+  EXPECT_EQ(decode_unified_memory_request(um_case("prefetch", 4 * kKiB, kMiB)).method,
+            M::kPrefetch);
+  EXPECT_EQ(decode_unified_memory_request(um_case("advise_accessed_by", 4 * kKiB, kMiB)).method,
+            M::kAdviseAccessedBy);
+  EXPECT_EQ(decode_unified_memory_request(um_case("gpu_to_cpu", 4 * kKiB, kMiB)).method,
+            M::kGpuToCpu);
+}
+
+TEST(UnifiedMemoryFamily, TouchesAndTheMigrationLowerBound) {
+  // 4 KiB stride: every page is touched, the whole buffer must move.
+  EXPECT_EQ(decode_unified_memory_request(um_case("fault", 4 * kKiB, kGiB)).touches(), 262144u);
+  EXPECT_EQ(
+      decode_unified_memory_request(um_case("fault", 4 * kKiB, kGiB)).estimated_migrated_bytes(),
+      std::uint64_t{1} << 30);
+  // 2 MiB stride: one page of each 2 MiB at the least.
+  const auto sparse = decode_unified_memory_request(um_case("fault", 2 * kMiB, kGiB));
+  EXPECT_EQ(sparse.touches(), 512u);
+  EXPECT_EQ(sparse.estimated_migrated_bytes(), 512u * 4096);
+  // A prefetch moves the whole buffer whatever the kernel touches afterwards.
+  EXPECT_EQ(
+      decode_unified_memory_request(um_case("prefetch", 2 * kMiB, kGiB)).estimated_migrated_bytes(),
+      std::uint64_t{1} << 30);
+  // A buffer that is not a multiple of the stride: the last partial stride is touched too.
+  const auto odd = decode_unified_memory_request(um_case("gpu_to_cpu", 64 * kKiB, kMiB + 1));
+  EXPECT_EQ(odd.touches(), 17u);
+  EXPECT_EQ(odd.estimated_migrated_bytes(), 17u * 4096);
+}
+
+TEST(UnifiedMemoryFamily, InvalidCombinations) {
+  const auto family = make_unified_memory_family();
+  for (const char* method :
+       {"fault", "prefetch", "advise_preferred_gpu", "advise_accessed_by", "gpu_to_cpu"}) {
+    for (std::int64_t stride : {4 * kKiB, 64 * kKiB, 2 * kMiB}) {
+      EXPECT_FALSE(family->invalid_combination(um_case(method, stride, kGiB)))
+          << method << " " << stride;
+    }
+  }
+  const auto not_pow2 = family->invalid_combination(um_case("fault", 12 * kKiB, kGiB));
+  ASSERT_TRUE(not_pow2);
+  EXPECT_NE(not_pow2->find("power of two"), std::string::npos) << *not_pow2;
+  const auto too_wide = family->invalid_combination(um_case("fault", 2 * kMiB, kMiB));
+  ASSERT_TRUE(too_wide);
+  EXPECT_NE(too_wide->find("larger than the buffer"), std::string::npos) << *too_wide;
+  EXPECT_FALSE(family->invalid_combination(um_case("fault", kMiB, kMiB)));
+  EXPECT_TRUE(family->invalid_combination(make_spec({{"method", "fault"}, {"bytes", kGiB}})));
+  EXPECT_TRUE(family->invalid_combination(make_spec({{"stride", 4096}, {"bytes", kGiB}})));
+  EXPECT_TRUE(family->invalid_combination(make_spec({{"method", "fault"}, {"stride", 4096}})));
+}
+
+TEST(UnifiedMemoryFamily, MemoryNeedsOneBufferOnEachSide) {
+  const auto family = make_unified_memory_family();
+  for (const char* method : {"fault", "prefetch", "advise_accessed_by", "gpu_to_cpu"}) {
+    const auto needs = family->memory_needs(um_case(method, 64 * kKiB, 256 * kMiB));
+    EXPECT_EQ(needs.host_bytes, 256u << 20) << method;
+    EXPECT_EQ(needs.device_bytes, 256u << 20) << method;
+  }
+}
+
+TEST(UnifiedMemoryFamily, SkipsWithoutAGpu) {
+  const auto family = make_unified_memory_family();
+  const auto spec = um_case("fault", 64 * kKiB, 256 * kMiB);
+  Machine none;
+  const auto plain = family->skip_reason(spec, none, 0);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(*plain, "no CUDA device on this machine");
+  Machine broken = gpu_machine();
+  broken.cuda_unavailable_reason = "cudaGetDeviceCount: cudaErrorNoDevice (no CUDA-capable device)";
+  const auto reason = family->skip_reason(spec, broken, 0);
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(*reason, broken.cuda_unavailable_reason);
+}
+
+TEST(UnifiedMemoryFamily, SkipsAMissingDeviceAndRunsOnAPresentOne) {
+  const auto family = make_unified_memory_family();
+  const Machine m = gpu_machine();
+  for (const char* method :
+       {"fault", "prefetch", "advise_preferred_gpu", "advise_accessed_by", "gpu_to_cpu"}) {
+    EXPECT_FALSE(family->skip_reason(um_case(method, 64 * kKiB, kGiB), m, 0)) << method;
+  }
+  const auto missing = family->skip_reason(um_case("fault", 64 * kKiB, kGiB), m, 1);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(*missing, "GPU 1 does not exist (this machine has 1)");
+  EXPECT_TRUE(family->skip_reason(um_case("fault", 64 * kKiB, kGiB), m, -1));
+}
+
+TEST(UnifiedMemoryFamily, DeviceWithoutManagedMemoryOrConcurrentAccessIsSkipped) {
+  const auto fault = decode_unified_memory_request(um_case("fault", 64 * kKiB, kGiB));
+  EXPECT_FALSE(unified_memory_device_skip_reason(fault, capable_device()));
+
+  auto no_managed = capable_device();
+  no_managed.managed_memory = false;
+  const auto a = unified_memory_device_skip_reason(fault, no_managed);
+  ASSERT_TRUE(a);
+  EXPECT_NE(a->find("cudaDevAttrManagedMemory = 0"), std::string::npos) << *a;
+
+  auto no_concurrent = capable_device();
+  no_concurrent.concurrent_managed_access = false;
+  for (const char* method :
+       {"fault", "prefetch", "advise_preferred_gpu", "advise_accessed_by", "gpu_to_cpu"}) {
+    const auto why = unified_memory_device_skip_reason(
+        decode_unified_memory_request(um_case(method, 64 * kKiB, kGiB)), no_concurrent);
+    ASSERT_TRUE(why) << method;
+    EXPECT_NE(why->find("cudaDevAttrConcurrentManagedAccess = 0"), std::string::npos) << *why;
+    EXPECT_NE(why->find("GPU 0"), std::string::npos) << *why;
+  }
+}
+
+TEST(UnifiedMemoryFamily, DirectHostAccessLeavesNoCpuFaultsToMeasure) {
+  auto coherent = capable_device();
+  coherent.direct_managed_access_from_host = true;
+  coherent.pageable_uses_host_page_tables = true;
+  const auto why = unified_memory_device_skip_reason(
+      decode_unified_memory_request(um_case("gpu_to_cpu", 4 * kKiB, kGiB)), coherent);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("cudaDevAttrDirectManagedMemAccessFromHost = 1"), std::string::npos) << *why;
+  // The GPU-side methods still run there (their fault check tells whether faults happened).
+  EXPECT_FALSE(unified_memory_device_skip_reason(
+      decode_unified_memory_request(um_case("fault", 4 * kKiB, kGiB)), coherent));
+}
+
+TEST(UnifiedMemoryFamily, NeverAllocatesMoreManagedMemoryThanTheGpuHasFree) {
+  const auto request = decode_unified_memory_request(um_case("fault", 64 * kKiB, 4 * kGiB));
+  auto device = capable_device();
+  device.free_device_bytes = (std::uint64_t{4} << 30) + kUnifiedMemoryDeviceHeadroom;
+  EXPECT_FALSE(unified_memory_device_skip_reason(request, device));
+  device.free_device_bytes -= 1;
+  const auto why = unified_memory_device_skip_reason(request, device);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("4 GiB"), std::string::npos) << *why;
+  EXPECT_NE(why->find("cudaMemGetInfo"), std::string::npos) << *why;
+}
+
+TEST(UnifiedMemoryFamily, ShippedScenarioExpandsToTheIssuesCases) {
+  FamilyRegistry families;
+  families.add(make_unified_memory_family());
+  const auto file = load_scenario_file(
+      std::string(PATHBENCH_SOURCE_DIR) + "/scenarios/unified_memory.json", families, {0});
+  std::vector<std::string> ids;
+  const Machine machine = gpu_machine();
+  for (const auto& s : file.scenarios) {
+    EXPECT_EQ(s.repetitions, 5) << s.name;
+    EXPECT_EQ(s.gate.value("threshold_pct", 0), 20) << s.name;
+    const auto cases = expand(s);
+    EXPECT_NO_THROW(validate_cases(s, cases, *families.find("unified_memory"), machine, 0));
+    for (const auto& c : cases) ids.push_back(c.id);
+  }
+  const std::string g = "/bytes=1073741824";
+  EXPECT_EQ(ids, (std::vector<std::string>{
+                     "unified_memory/method=fault/stride=4096" + g,
+                     "unified_memory/method=fault/stride=65536" + g,
+                     "unified_memory/method=fault/stride=2097152" + g,
+                     "unified_memory/method=prefetch/stride=65536" + g,
+                     "unified_memory/method=advise_preferred_gpu/stride=65536" + g,
+                     "unified_memory/method=advise_accessed_by/stride=65536" + g,
+                     "unified_memory/method=gpu_to_cpu/stride=4096" + g,
+                 }));
+}
+
+TEST(UnifiedMemoryFamily, WithoutCudaEveryCaseIsSkippedWithTheReason) {
+#ifdef PATHBENCH_HAVE_CUDA
+  GTEST_SKIP() << "built with CUDA: prepare() needs a device (tests/gpu covers it)";
+#else
+  const auto family = make_unified_memory_family();
+  try {
+    family->prepare(um_case("fault", 64 * kKiB, kMiB), gpu_machine(), 0);
+    ADD_FAILURE() << "prepare() did not skip";
+  } catch (const SkipCase& e) {
+    EXPECT_FALSE(std::string(e.what()).empty());
+  }
+#endif
+}
+
+}  // namespace
+}  // namespace pathbench
