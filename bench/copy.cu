@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "core/units.hpp"
 #include "cuda/cuda_resources.hpp"
+#include "cuda/memory_type.hpp"
 #include "cuda/device_pattern.hpp"
 #include "cuda/gpu_block_timer.hpp"
 #include "measure/host_clock.hpp"
@@ -34,20 +35,6 @@ constexpr double kMinHugeFraction = 0.9;
 using Direction = CopyRequest::Direction;
 using HostKind = CopyRequest::HostKind;
 using Measure = CopyRequest::Measure;
-
-std::string memory_type_name(cudaMemoryType t) {
-  switch (t) {
-    case cudaMemoryTypeUnregistered:
-      return "unregistered (pageable)";
-    case cudaMemoryTypeHost:
-      return "host (page-locked)";
-    case cudaMemoryTypeDevice:
-      return "device";
-    case cudaMemoryTypeManaged:
-      return "managed";
-  }
-  return "unknown";
-}
 
 // Where the case's host memory and thread live, decided from the GPU's NUMA node.
 struct HostPlacement {

@@ -103,14 +103,7 @@ MemoryNeeds CopyFamilyBase::memory_needs(const CaseSpec& spec) const {
 
 std::optional<std::string> CopyFamilyBase::skip_reason(const CaseSpec& spec, const Machine& machine,
                                                        int device) const {
-  if (!machine.has_gpu()) {
-    return machine.cuda_unavailable_reason.empty() ? "no CUDA device on this machine"
-                                                   : machine.cuda_unavailable_reason;
-  }
-  if (device < 0 || device >= static_cast<int>(machine.gpus.size())) {
-    return "GPU " + std::to_string(device) + " does not exist (this machine has " +
-           std::to_string(machine.gpus.size()) + ")";
-  }
+  if (auto why = machine.gpu_unavailable_reason(device)) return why;
   const CopyRequest r = decode_copy_request(spec);
   if (r.host_kind == CopyRequest::HostKind::kNone) return std::nullopt;
   if (r.page == "thp" && machine.thp_enabled == "never") {

@@ -32,6 +32,7 @@
 #include "core/errors.hpp"
 #include "core/units.hpp"
 #include "cuda/cuda_resources.hpp"
+#include "cuda/memory_type.hpp"
 #include "cuda/device_pattern.hpp"
 #include "cuda/gpu_block_timer.hpp"
 #include "measure/host_clock.hpp"
@@ -60,20 +61,6 @@ double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-std::string memory_type_name(cudaMemoryType t) {
-  switch (t) {
-    case cudaMemoryTypeUnregistered:
-      return "unregistered (pageable)";
-    case cudaMemoryTypeHost:
-      return "host (page-locked)";
-    case cudaMemoryTypeDevice:
-      return "device";
-    case cudaMemoryTypeManaged:
-      return "managed";
-  }
-  return "unknown";
 }
 
 // Why method=batched cannot run with the CUDA runtime this file was compiled against, else "".

@@ -137,14 +137,7 @@ MemoryNeeds SmallCopiesFamilyBase::memory_needs(const CaseSpec& spec) const {
 std::optional<std::string> SmallCopiesFamilyBase::skip_reason(const CaseSpec& spec,
                                                               const Machine& machine,
                                                               int device) const {
-  if (!machine.has_gpu()) {
-    return machine.cuda_unavailable_reason.empty() ? "no CUDA device on this machine"
-                                                   : machine.cuda_unavailable_reason;
-  }
-  if (device < 0 || device >= static_cast<int>(machine.gpus.size())) {
-    return "GPU " + std::to_string(device) + " does not exist (this machine has " +
-           std::to_string(machine.gpus.size()) + ")";
-  }
+  if (auto why = machine.gpu_unavailable_reason(device)) return why;
   const SmallCopiesRequest r = decode_small_copies_request(spec);
   if (r.method == Method::kBatched && !batched_unavailable_.empty()) return batched_unavailable_;
   return std::nullopt;

@@ -91,14 +91,7 @@ MemoryNeeds UnifiedMemoryFamilyBase::memory_needs(const CaseSpec& spec) const {
 std::optional<std::string> UnifiedMemoryFamilyBase::skip_reason(const CaseSpec&,
                                                                 const Machine& machine,
                                                                 int device) const {
-  if (!machine.has_gpu()) {
-    return machine.cuda_unavailable_reason.empty() ? "no CUDA device on this machine"
-                                                   : machine.cuda_unavailable_reason;
-  }
-  if (device < 0 || device >= static_cast<int>(machine.gpus.size())) {
-    return "GPU " + std::to_string(device) + " does not exist (this machine has " +
-           std::to_string(machine.gpus.size()) + ")";
-  }
+  if (auto why = machine.gpu_unavailable_reason(device)) return why;
   // Device properties (managed memory, concurrent managed access, direct host access) need the
   // CUDA runtime: prepare() queries them and skips with the attribute's name.
   return std::nullopt;

@@ -32,6 +32,18 @@ const std::vector<int>* Machine::cpus_of_node(int node) const {
   return nullptr;
 }
 
+std::optional<std::string> Machine::gpu_unavailable_reason(int device) const {
+  if (!has_gpu()) {
+    return cuda_unavailable_reason.empty() ? "no CUDA device on this machine"
+                                           : cuda_unavailable_reason;
+  }
+  if (device < 0 || device >= static_cast<int>(gpus.size())) {
+    return "GPU " + std::to_string(device) + " does not exist (this machine has " +
+           std::to_string(gpus.size()) + ")";
+  }
+  return std::nullopt;
+}
+
 std::optional<int> Machine::gpu_local_node(int gpu_index) const {
   auto gpu = std::find_if(gpus.begin(), gpus.end(),
                           [&](const MachineGpu& g) { return g.index == gpu_index; });

@@ -29,6 +29,9 @@ struct Machine {
   std::vector<MachineGpu> gpus;
 
   bool has_gpu() const { return cuda_unavailable_reason.empty() && !gpus.empty(); }
+  // Why GPU `device` cannot be used (no CUDA device, no such index), else nothing: the first
+  // skip reason of every GPU family.
+  std::optional<std::string> gpu_unavailable_reason(int device) const;
   const std::vector<int>* cpus_of_node(int node) const;
   // The node local to the GPU: hwloc's answer, or the only node when there is one.
   std::optional<int> gpu_local_node(int gpu_index) const;
