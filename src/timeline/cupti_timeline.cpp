@@ -258,59 +258,48 @@ void keep(Records& r, TimelineRecord t) {
   r.records.push_back(std::move(t));
 }
 
-void convert_memcpy(Records& r, const CUpti_ActivityMemcpy6& m) {
+// The fields every GPU-side activity record has, whatever its struct version.
+template <typename Activity>
+TimelineRecord gpu_record(ActivityKind kind, const Activity& a) {
   TimelineRecord t;
-  t.kind = ActivityKind::kMemcpy;
-  t.start_ns = m.start;
-  t.end_ns = m.end;
-  t.device = m.deviceId;
-  t.stream = m.streamId;
-  t.correlation = m.correlationId;
-  t.copy_kind = copy_kind(m.copyKind);
-  t.src_kind = memory_kind(m.srcKind);
-  t.dst_kind = memory_kind(m.dstKind);
-  t.bytes = m.bytes;
-  keep(r, std::move(t));
+  t.kind = kind;
+  t.start_ns = a.start;
+  t.end_ns = a.end;
+  t.device = a.deviceId;
+  t.stream = a.streamId;
+  t.correlation = a.correlationId;
+  return t;
 }
 
-void convert_peer_memcpy(Records& r, const CUpti_ActivityMemcpyPtoP4& m) {
-  TimelineRecord t;
-  t.kind = ActivityKind::kMemcpy;
-  t.start_ns = m.start;
-  t.end_ns = m.end;
-  t.device = m.deviceId;
-  t.stream = m.streamId;
-  t.correlation = m.correlationId;
+// Device-to-device and peer copies share the copy fields.
+template <typename Copy>
+TimelineRecord copy_record(const Copy& m) {
+  TimelineRecord t = gpu_record(ActivityKind::kMemcpy, m);
   t.copy_kind = copy_kind(m.copyKind);
   t.src_kind = memory_kind(m.srcKind);
   t.dst_kind = memory_kind(m.dstKind);
   t.bytes = m.bytes;
+  return t;
+}
+
+void convert_memcpy(Records& r, const CUpti_ActivityMemcpy6& m) { keep(r, copy_record(m)); }
+
+void convert_peer_memcpy(Records& r, const CUpti_ActivityMemcpyPtoP4& m) {
+  TimelineRecord t = copy_record(m);
   t.name =
       "device " + std::to_string(m.srcDeviceId) + " -> device " + std::to_string(m.dstDeviceId);
   keep(r, std::move(t));
 }
 
 void convert_memset(Records& r, const CUpti_ActivityMemset4& m) {
-  TimelineRecord t;
-  t.kind = ActivityKind::kMemset;
-  t.start_ns = m.start;
-  t.end_ns = m.end;
-  t.device = m.deviceId;
-  t.stream = m.streamId;
-  t.correlation = m.correlationId;
+  TimelineRecord t = gpu_record(ActivityKind::kMemset, m);
   t.dst_kind = memory_kind(m.memoryKind);
   t.bytes = m.bytes;
   keep(r, std::move(t));
 }
 
 void convert_kernel(Records& r, const CUpti_ActivityKernel10& k) {
-  TimelineRecord t;
-  t.kind = ActivityKind::kKernel;
-  t.start_ns = k.start;
-  t.end_ns = k.end;
-  t.device = k.deviceId;
-  t.stream = k.streamId;
-  t.correlation = k.correlationId;
+  TimelineRecord t = gpu_record(ActivityKind::kKernel, k);
   t.name = kernel_name(k.name);
   keep(r, std::move(t));
 }
