@@ -35,6 +35,35 @@ CudaProbe probe_cuda() {
     info.compute_minor = prop.minor;
     probe.devices.push_back(std::move(info));
   }
+  for (const auto& from : probe.devices) {
+    for (const auto& to : probe.devices) {
+      if (from.index == to.index) continue;
+      PeerInfo peer;
+      peer.from = from.index;
+      peer.to = to.index;
+      // Errors are per pair (a GPU the driver cannot pair is not a failed probe); clear them so
+      // they do not surface in a later, unrelated check.
+      int can = 0, supported = 0;
+      const bool can_ok = cudaDeviceCanAccessPeer(&can, from.index, to.index) == cudaSuccess;
+      const bool supported_ok = cudaDeviceGetP2PAttribute(&supported, cudaDevP2PAttrAccessSupported,
+                                                          from.index, to.index) == cudaSuccess;
+      // Both must agree where both answer; either alone is taken at its word.
+      peer.access_supported =
+          (can_ok || supported_ok) && (!can_ok || can != 0) && (!supported_ok || supported != 0);
+      int value = 0;
+      if (cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrPerformanceRank, from.index, to.index) ==
+          cudaSuccess) {
+        peer.performance_rank = value;
+      }
+      value = 0;
+      if (cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrNativeAtomicSupported, from.index,
+                                    to.index) == cudaSuccess) {
+        peer.native_atomics = value != 0;
+      }
+      cudaGetLastError();
+      probe.peers.push_back(peer);
+    }
+  }
   return probe;
 }
 

@@ -16,12 +16,22 @@ struct CudaDeviceInfo {
   int compute_major = 0, compute_minor = 0;
 };
 
+// The driver's view of one ordered GPU pair (CUDA indexes). A query that fails leaves its field
+// at the default (no access, rank 0, no atomics).
+struct PeerInfo {
+  int from = 0, to = 0;
+  bool access_supported = false;  // cudaDeviceCanAccessPeer (and cudaDevP2PAttrAccessSupported)
+  int performance_rank = 0;       // cudaDevP2PAttrPerformanceRank: lower is a better link
+  bool native_atomics = false;    // cudaDevP2PAttrNativeAtomicSupported
+};
+
 // What the CUDA runtime reports. Built without CUDA, `unavailable_reason` says so.
 struct CudaProbe {
   std::optional<int> runtime_version;
   std::optional<int> driver_version;
   std::string unavailable_reason;  // empty when devices were found
   std::vector<CudaDeviceInfo> devices;
+  std::vector<PeerInfo> peers;  // every ordered pair of `devices`; empty with fewer than two
 };
 
 CudaProbe probe_cuda();

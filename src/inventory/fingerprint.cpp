@@ -77,6 +77,24 @@ std::string topology_canonical_text(const Inventory& inventory) {
         << " numa=" << optional_text(gpu->numa_node) << " mem_gib=" << round_gib(gpu->memory_bytes)
         << "\n";
   }
+
+  // Link type and NVLink count only: the driver's attributes (peer access, rank, atomics) change
+  // with driver versions and settings, not with the hardware. GPUs are named by their position
+  // in the bus-id order above, so CUDA's device order does not matter here either.
+  auto position = [&](int index) {
+    for (std::size_t p = 0; p < gpus.size(); ++p) {
+      if (gpus[p]->index == index) return static_cast<int>(p);
+    }
+    return index;
+  };
+  std::vector<std::string> link_lines;
+  for (const auto& link : inventory.links) {
+    link_lines.push_back("link " + std::to_string(position(link.from)) + "->" +
+                         std::to_string(position(link.to)) + " type=" + link_type_name(link.type) +
+                         " nvlinks=" + std::to_string(link.nvlinks) + "\n");
+  }
+  std::sort(link_lines.begin(), link_lines.end());
+  for (const auto& line : link_lines) out << line;
   return out.str();
 }
 

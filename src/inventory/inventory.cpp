@@ -19,6 +19,7 @@
 #include "inventory/hwloc_topology.hpp"
 #include "inventory/nvidia_smi.hpp"
 #include "inventory/sysfs.hpp"
+#include "inventory/topology.hpp"
 
 namespace pathbench {
 
@@ -130,6 +131,98 @@ std::vector<NvidiaSmiGpu> query_nvidia_smi(std::string& status) {
   }
 }
 
+// Runs `nvidia-smi topo -m` and the link map; sets topo_status to "ok" or why there are no links.
+// The matrix names GPUs by nvidia-smi index (PCI order); links use CUDA indexes (what the
+// benchmarks pass to cudaSetDevice), so GPUs are matched by PCI bus id when CUDA sees devices.
+void collect_links(Inventory& inventory, const CudaProbe& probe,
+                   const std::vector<NvidiaSmiGpu>& rows) {
+  if (inventory.nvidia_smi_status != "ok") {
+    inventory.topo_status =
+        "no topology: nvidia-smi unavailable (" + inventory.nvidia_smi_status + ")";
+    return;
+  }
+  if (inventory.gpus.size() < 2) {
+    inventory.topo_status =
+        inventory.gpus.empty() ? "no GPU: no GPU pairs" : "one GPU: no GPU pairs";
+    return;
+  }
+  SubprocessOptions options;
+  options.timeout = std::chrono::seconds(10);
+  SubprocessResult run;
+  try {
+    run = run_subprocess(nvidia_smi_topo_argv(), options);
+  } catch (const std::exception& e) {
+    inventory.topo_status = std::string("could not run nvidia-smi topo -m: ") + e.what();
+    return;
+  }
+  if (!run.ok()) {
+    inventory.topo_status = "nvidia-smi topo -m: " + run.error;
+    std::string detail = first_line(run.stdout_text);
+    if (detail.empty()) detail = first_line(run.stderr_text);
+    if (!detail.empty() && run.outcome == SubprocessOutcome::kExited) {
+      inventory.topo_status += ": " + detail;
+    }
+    return;
+  }
+  TopoMatrix topo;
+  try {
+    topo = parse_nvidia_smi_topo(run.stdout_text);
+  } catch (const std::invalid_argument& e) {
+    inventory.topo_status = std::string("nvidia-smi topo -m output not understood: ") + e.what();
+    return;
+  }
+
+  if (!probe.devices.empty()) {
+    // nvidia-smi index -> CUDA index, through the bus id; GPUs CUDA does not see
+    // (CUDA_VISIBLE_DEVICES) are dropped, since no case can use them.
+    auto cuda_index_of = [&](std::size_t position) -> std::optional<int> {
+      const std::string label = topo.gpus[position];
+      auto row = std::find_if(rows.begin(), rows.end(), [&](const NvidiaSmiGpu& r) {
+        return "GPU" + std::to_string(r.index) == label;
+      });
+      if (row == rows.end() || row->pci_bus_id.empty()) return std::nullopt;
+      for (const auto& device : probe.devices) {
+        try {
+          if (normalize_pci_bus_id(device.pci_bus_id) == row->pci_bus_id) return device.index;
+        } catch (const std::invalid_argument&) {
+        }
+      }
+      return std::nullopt;
+    };
+    TopoMatrix visible;
+    std::vector<std::size_t> kept;
+    for (std::size_t i = 0; i < topo.gpus.size(); ++i) {
+      if (auto cuda = cuda_index_of(i)) {
+        kept.push_back(i);
+        visible.gpus.push_back("GPU" + std::to_string(*cuda));
+      }
+    }
+    for (std::size_t i : kept) {
+      std::vector<std::string> cells;
+      for (std::size_t j : kept) cells.push_back(topo.cells[i][j]);
+      visible.cells.push_back(std::move(cells));
+    }
+    if (visible.gpus.size() < probe.devices.size()) {
+      inventory.warnings.push_back(
+          "nvidia-smi topo -m: " + std::to_string(probe.devices.size() - visible.gpus.size()) +
+          " CUDA device(s) not matched by PCI bus id; their links are not recorded");
+    }
+    if (visible.gpus.size() < 2) {
+      inventory.topo_status =
+          "fewer than two GPUs of the topology are visible to CUDA: no GPU pairs";
+      return;
+    }
+    topo = std::move(visible);
+  }
+  try {
+    inventory.links = build_link_map(topo, probe.peers);
+  } catch (const std::invalid_argument& e) {
+    inventory.topo_status = std::string("nvidia-smi topo -m output not understood: ") + e.what();
+    return;
+  }
+  inventory.topo_status = "ok";
+}
+
 void collect_numa_nodes(Inventory& inventory, const HwlocTopology* topology) {
   if (topology != nullptr) {
     for (auto& node : topology->numa_nodes()) {
@@ -170,6 +263,23 @@ nlohmann::ordered_json gpu_json(const GpuInventory& gpu) {
   j["clock_mem_max_mhz"] = optional_json(gpu.clock_mem_max_mhz);
   j["memory_bytes"] = gpu.memory_bytes;
   j["vbios"] = gpu.vbios;
+  return j;
+}
+
+nlohmann::ordered_json optional_json(const std::optional<bool>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json link_json(const GpuLink& link) {
+  nlohmann::ordered_json j;
+  j["from"] = link.from;
+  j["to"] = link.to;
+  j["type"] = link_type_name(link.type);
+  j["nvlinks"] = link.nvlinks;
+  j["peer_access"] = optional_json(link.peer_access);
+  j["performance_rank"] = optional_json(link.performance_rank);
+  j["native_atomics"] = optional_json(link.native_atomics);
+  j["param"] = link.param;
   return j;
 }
 
@@ -336,6 +446,7 @@ Inventory collect_inventory(const InventoryOptions& options) {
   inventory.gpus = merge_gpu_sources(probe.devices, rows, inventory.warnings);
   locate_gpus(inventory, topology_ptr);
   check_gpu_alignment(inventory);
+  collect_links(inventory, probe, rows);
 
   if (!options.node_type_override.empty()) {
     inventory.node_type = options.node_type_override;
@@ -419,6 +530,9 @@ nlohmann::ordered_json to_json(const Inventory& inventory) {
   j["nvidia_smi_status"] = inventory.nvidia_smi_status;
   auto& gpus = j["gpus"] = nlohmann::ordered_json::array();
   for (const auto& gpu : inventory.gpus) gpus.push_back(gpu_json(gpu));
+  j["topo_status"] = inventory.topo_status;
+  auto& links = j["links"] = nlohmann::ordered_json::array();
+  for (const auto& link : inventory.links) links.push_back(link_json(link));
   j["warnings"] = inventory.warnings;
   return j;
 }
@@ -489,6 +603,31 @@ Inventory inventory_from_json(const nlohmann::json& json) {
       g.get("memory_bytes", gpu.memory_bytes);
       g.get("vbios", gpu.vbios);
       inventory.gpus.push_back(std::move(gpu));
+    }
+  }
+  r.get("topo_status", inventory.topo_status);
+  if (const auto* links = r.child("links")) {
+    if (!links->is_array()) throw std::invalid_argument("inventory JSON /links: expected an array");
+    for (std::size_t i = 0; i < links->size(); ++i) {
+      const std::string pointer = "/links/" + std::to_string(i);
+      JsonReader l((*links)[i], pointer);
+      GpuLink link;
+      l.get("from", link.from);
+      l.get("to", link.to);
+      std::string type = link_type_name(LinkType::kUnknown);
+      l.get("type", type);
+      auto parsed = link_type_from_name(type);
+      if (!parsed) {
+        throw std::invalid_argument("inventory JSON " + pointer + "/type: unknown link type \"" +
+                                    type + "\"");
+      }
+      link.type = *parsed;
+      l.get("nvlinks", link.nvlinks);
+      l.get("peer_access", link.peer_access);
+      l.get("performance_rank", link.performance_rank);
+      l.get("native_atomics", link.native_atomics);
+      l.get("param", link.param);
+      inventory.links.push_back(std::move(link));
     }
   }
   r.get("warnings", inventory.warnings);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inventory/machine.hpp"
+#include "inventory/topology.hpp"
 
 namespace pathbench {
 
@@ -56,6 +57,11 @@ struct Inventory {
   std::string cuda_unavailable_reason;
   std::string nvidia_smi_status;  // "ok", or why its data is absent
   std::vector<GpuInventory> gpus;
+  // Every ordered GPU pair (CUDA indexes): link type from `nvidia-smi topo -m`, peer attributes
+  // from the driver. Empty with fewer than two GPUs or without the topology; topo_status is "ok"
+  // or says why.
+  std::string topo_status;
+  std::vector<GpuLink> links;
   std::vector<std::string> warnings;
 };
 

@@ -177,6 +177,79 @@ TEST(Fingerprint, CanonicalTextListsTheFacts) {
   EXPECT_EQ(text.find("580.159"), std::string::npos);
 }
 
+Inventory two_linked_gpus() {
+  Inventory inv = sample();
+  inv.gpus.push_back(h200(1, "0000:1a:00.0", 0));
+  for (int from = 0; from < 2; ++from) {
+    GpuLink link;
+    link.from = from;
+    link.to = 1 - from;
+    link.type = LinkType::kNvlink;
+    link.nvlinks = 18;
+    link.peer_access = true;
+    link.performance_rank = 0;
+    link.native_atomics = true;
+    link.param = "nvlink18";
+    inv.links.push_back(link);
+  }
+  return inv;
+}
+
+TEST(Fingerprint, LinkTypeChangesTheFingerprint) {
+  const std::string base = topology_fingerprint(two_linked_gpus());
+  const std::pair<const char*, Mutation> relevant[] = {
+      {"link type",
+       [](Inventory& i) {
+         for (auto& link : i.links) {
+           link.type = LinkType::kPix;
+           link.nvlinks = 0;
+         }
+       }},
+      {"NVLink count", [](Inventory& i) { i.links[0].nvlinks = 12; }},
+      {"links lost", [](Inventory& i) { i.links.clear(); }},
+  };
+  for (const auto& [what, mutate] : relevant) {
+    Inventory inv = two_linked_gpus();
+    mutate(inv);
+    EXPECT_NE(topology_fingerprint(inv), base) << what;
+  }
+  EXPECT_NE(topology_canonical_text(two_linked_gpus()).find("link 0->1 type=nvlink nvlinks=18\n"),
+            std::string::npos)
+      << topology_canonical_text(two_linked_gpus());
+}
+
+TEST(Fingerprint, PerformanceRankDoesNot) {
+  const std::string base = topology_fingerprint(two_linked_gpus());
+  const std::pair<const char*, Mutation> unrelated[] = {
+      {"performance rank", [](Inventory& i) { i.links[0].performance_rank = 3; }},
+      {"no rank", [](Inventory& i) { i.links[1].performance_rank.reset(); }},
+      {"peer access and atomics",
+       [](Inventory& i) {
+         i.links[0].peer_access = false;
+         i.links[0].native_atomics.reset();
+         i.links[0].param = "host-staged";
+       }},
+      {"topo status", [](Inventory& i) { i.topo_status = "ok"; }},
+      {"link order", [](Inventory& i) { std::swap(i.links[0], i.links[1]); }},
+  };
+  for (const auto& [what, mutate] : unrelated) {
+    Inventory inv = two_linked_gpus();
+    mutate(inv);
+    EXPECT_EQ(topology_fingerprint(inv), base) << what;
+  }
+}
+
+TEST(Fingerprint, LinksIgnoreCudaDeviceOrder) {
+  Inventory pci_order = two_linked_gpus();
+  pci_order.links[0].nvlinks = 4;  // asymmetric, so a wrong mapping would show
+  Inventory fastest_first = pci_order;
+  std::swap(fastest_first.gpus[0], fastest_first.gpus[1]);
+  fastest_first.gpus[0].index = 0;
+  fastest_first.gpus[1].index = 1;
+  for (auto& link : fastest_first.links) std::swap(link.from, link.to);
+  EXPECT_EQ(topology_fingerprint(pci_order), topology_fingerprint(fastest_first));
+}
+
 TEST(NodeType, SingleH200) {
   EXPECT_EQ(derive_node_type(sample()), "NVIDIA H200 x1 / PCIe Gen5 x16 / 1 NUMA");
 }

@@ -73,6 +73,22 @@ Inventory two_socket_inventory() {
   b.local_cpus = {4, 5, 6, 7};
   b.clock_sm_mhz.reset();
   inv.gpus = {a, b};
+  inv.topo_status = "ok";
+  GpuLink link;
+  link.from = 0;
+  link.to = 1;
+  link.type = LinkType::kSys;
+  link.peer_access = false;
+  link.performance_rank = 0;
+  link.native_atomics = false;
+  link.param = "host-staged";
+  inv.links = {link};
+  link.from = 1;
+  link.to = 0;
+  link.peer_access.reset();
+  link.performance_rank.reset();
+  link.native_atomics.reset();
+  inv.links.push_back(link);
   inv.warnings = {"process CPU set 0-7 is not within GPU 0's local CPUs 0-3"};
   inv.topology_fingerprint = topology_fingerprint(inv);
   return inv;
@@ -93,6 +109,12 @@ TEST(InventoryJson, RoundTripsEveryField) {
   EXPECT_EQ(back.numa_nodes[1].cpus, (std::vector<int>{4, 5, 6, 7}));
   EXPECT_EQ(back.topology_fingerprint, original.topology_fingerprint);
   EXPECT_EQ(topology_fingerprint(back), original.topology_fingerprint);
+  EXPECT_EQ(back.topo_status, "ok");
+  ASSERT_EQ(back.links.size(), 2u);
+  EXPECT_EQ(back.links[0].type, LinkType::kSys);
+  EXPECT_EQ(back.links[0].peer_access, false);
+  EXPECT_FALSE(back.links[1].peer_access.has_value());
+  EXPECT_EQ(back.links[1].param, "host-staged");
 }
 
 TEST(InventoryJson, OptionalsAreNullAndKeysKeepTheirOrder) {
@@ -106,6 +128,11 @@ TEST(InventoryJson, OptionalsAreNullAndKeysKeepTheirOrder) {
   Inventory no_gpu;
   EXPECT_TRUE(to_json(no_gpu).at("cpuset_aligned_with_gpu").is_null());
   EXPECT_TRUE(to_json(no_gpu).at("gpus").is_array());
+  EXPECT_TRUE(to_json(no_gpu).at("links").is_array());
+  EXPECT_TRUE(json.at("links").at(1).at("peer_access").is_null());
+  EXPECT_TRUE(json.at("links").at(1).at("performance_rank").is_null());
+  EXPECT_EQ(json.at("links").at(0).at("peer_access"), false);
+  EXPECT_EQ(json.at("links").at(0).begin().key(), "from");
 }
 
 TEST(InventoryJson, EmptyInventoryRoundTrips) {
@@ -138,6 +165,9 @@ TEST(InventoryJson, WrongTypesNameTheField) {
   bad = json;
   bad["node_type_derived"] = 1;
   expect_error(bad, "/node_type_derived");
+  bad = json;
+  bad["links"][1]["nvlinks"] = "18";
+  expect_error(bad, "/links/1/nvlinks");
   EXPECT_THROW(inventory_from_json(nlohmann::json::array()), std::invalid_argument);
 }
 
@@ -506,6 +536,8 @@ TEST(CollectInventory, UsesNvidiaSmiWhenCudaHasNoDevice) {
   ASSERT_EQ(inv.gpus.size(), 1u);
   EXPECT_EQ(inv.gpus[0].name, "NVIDIA H200");
   EXPECT_EQ(inv.gpus[0].pci_bus_id, "0000:19:00.0");
+  EXPECT_EQ(inv.topo_status, "one GPU: no GPU pairs");
+  EXPECT_TRUE(inv.links.empty());
   if (inv.numa_nodes.size() == 1) {
     EXPECT_EQ(inv.gpus[0].numa_node, inv.numa_nodes[0].id);
     EXPECT_EQ(inv.node_type, "NVIDIA H200 x1 / PCIe Gen5 x16 / 1 NUMA");
@@ -551,6 +583,8 @@ TEST(CollectInventory, RunsOnThisMachine) {
   EXPECT_TRUE(inv.node_type_derived);
   EXPECT_EQ(inv.node_type, derive_node_type(inv));
   EXPECT_FALSE(inv.nvidia_smi_status.empty());
+  EXPECT_FALSE(inv.topo_status.empty());
+  if (inv.gpus.size() < 2) EXPECT_TRUE(inv.links.empty());
   if (inv.gpus.empty()) {
     // The CI machine has no GPU and no nvidia-smi.
     EXPECT_NE(inv.nvidia_smi_status, "ok");
