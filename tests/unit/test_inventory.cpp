@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "fake_nvidia_smi.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -498,29 +500,7 @@ TEST(GpuAlignment, UnknownLocalityAndNoGpu) {
   EXPECT_TRUE(inv.warnings.empty());
 }
 
-// Puts a fake nvidia-smi first on PATH for the lifetime of the object.
-class FakeNvidiaSmi {
- public:
-  explicit FakeNvidiaSmi(const std::string& script_body) {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("pathbench-fake-smi-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    const auto script = dir_ / "nvidia-smi";
-    std::ofstream(script) << "#!/bin/sh\n" << script_body << "\n";
-    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-    const char* path = std::getenv("PATH");
-    saved_path_ = path != nullptr ? path : "";
-    ::setenv("PATH", (dir_.string() + ":" + saved_path_).c_str(), 1);
-  }
-  ~FakeNvidiaSmi() {
-    ::setenv("PATH", saved_path_.c_str(), 1);
-    std::filesystem::remove_all(dir_);
-  }
-
- private:
-  std::filesystem::path dir_;
-  std::string saved_path_;
-};
+using pathbench::testing::FakeNvidiaSmi;
 
 TEST(CollectInventory, UsesNvidiaSmiWhenCudaHasNoDevice) {
   const std::string fixture = std::string(PATHBENCH_FIXTURES) + "/nvidia-smi/h200_x1.csv";

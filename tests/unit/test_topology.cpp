@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include "fake_nvidia_smi.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -304,29 +306,7 @@ TEST(InventoryLinks, CanonicalTextHasOneLinePerLink) {
   EXPECT_EQ(text.find("peer"), std::string::npos) << text;
 }
 
-// Puts a fake nvidia-smi first on PATH for the lifetime of the object.
-class FakeNvidiaSmi {
- public:
-  explicit FakeNvidiaSmi(const std::string& script_body) {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("pathbench-fake-topo-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    const auto script = dir_ / "nvidia-smi";
-    std::ofstream(script) << "#!/bin/sh\n" << script_body << "\n";
-    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-    const char* path = std::getenv("PATH");
-    saved_path_ = path != nullptr ? path : "";
-    ::setenv("PATH", (dir_.string() + ":" + saved_path_).c_str(), 1);
-  }
-  ~FakeNvidiaSmi() {
-    ::setenv("PATH", saved_path_.c_str(), 1);
-    std::filesystem::remove_all(dir_);
-  }
-
- private:
-  std::filesystem::path dir_;
-  std::string saved_path_;
-};
+using pathbench::testing::FakeNvidiaSmi;
 
 TEST(CollectInventoryLinks, EightGpusFromNvidiaSmi) {
   FakeNvidiaSmi fake("if [ \"$1\" = topo ]; then [ \"$2\" = -m ] || exit 2; cat '" +

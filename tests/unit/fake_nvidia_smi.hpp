@@ -1,0 +1,39 @@
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace pathbench::testing {
+
+// Puts a fake nvidia-smi (a shell script with `script_body`) first on PATH for the lifetime of
+// the object, so inventory code can be tested end to end without a GPU.
+class FakeNvidiaSmi {
+ public:
+  explicit FakeNvidiaSmi(const std::string& script_body) {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pathbench-fake-smi-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    const auto script = dir_ / "nvidia-smi";
+    std::ofstream(script) << "#!/bin/sh\n" << script_body << "\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    const char* path = std::getenv("PATH");
+    saved_path_ = path != nullptr ? path : "";
+    ::setenv("PATH", (dir_.string() + ":" + saved_path_).c_str(), 1);
+  }
+  FakeNvidiaSmi(const FakeNvidiaSmi&) = delete;
+  FakeNvidiaSmi& operator=(const FakeNvidiaSmi&) = delete;
+  ~FakeNvidiaSmi() {
+    ::setenv("PATH", saved_path_.c_str(), 1);
+    std::filesystem::remove_all(dir_);
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::string saved_path_;
+};
+
+}  // namespace pathbench::testing
