@@ -111,16 +111,20 @@ std::string list_text(const std::vector<T>& v) {
   return s + "]";
 }
 
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string s;
+  for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? separator : "") + parts[i];
+  return s;
+}
+
 // What one timed pass measured and what CUPTI counted during it.
 struct Pass {
   double seconds = 0;
-  bool counted = false;  // the capture was active: the counters below are measured
-  std::size_t fault_groups = 0;
-  std::uint64_t bytes_h2d = 0, bytes_d2h = 0;
-  std::uint64_t cpu_faults = 0;
-  bool complete = true;        // CUPTI dropped no records
-  std::uint64_t migrated = 0;  // the bytes the metrics divide by
-  bool migrated_from_counters = false;
+  bool counted = false;  // the capture was active: `counts` are measured
+  UnifiedMemoryCounts counts;
+  std::vector<std::string> gaps;  // contradictions showing that CUPTI lost records
+  std::uint64_t migrated = 0;     // the bytes the metrics divide by
+  bool migrated_is_lower_bound = true;
   double prefetch_call_seconds = 0;  // prefetch: how long cudaMemPrefetchAsync held the thread
 };
 
@@ -140,6 +144,8 @@ class UnifiedMemoryBench final : public CaseBench {
     }
     stream_.emplace();
     timer_.emplace();
+    // CUPTI counts the migrations of managed allocations made after it was initialised only.
+    counters_unavailable_ = prepare_cupti_tracing();
     buffer_ = ManagedMemory(request_.bytes);
     record_static_checks();
     apply_advice();
@@ -315,25 +321,28 @@ class UnifiedMemoryBench final : public CaseBench {
       if (capture.active() && timeline.unavailable_reason.empty()) {
         const TimelineAnalysis a = analyze_timeline(timeline);
         pass.counted = true;
-        pass.fault_groups = a.unified_memory_fault_groups;
-        pass.bytes_h2d = a.unified_memory_bytes_h2d;
-        pass.bytes_d2h = a.unified_memory_bytes_d2h;
+        UnifiedMemoryCounts& c = pass.counts;
+        c.gpu_fault_groups = a.unified_memory_fault_groups;
+        c.bytes_h2d = a.unified_memory_bytes_h2d;
+        c.bytes_d2h = a.unified_memory_bytes_d2h;
         for (const auto& r : timeline.records) {
           if (r.kind == ActivityKind::kUnifiedMemory && r.name == "cpu_page_fault_count") {
-            pass.cpu_faults += r.value;
+            c.cpu_faults += r.value;
           }
         }
-        pass.complete = a.complete && timeline.dropped_records == 0;
+        c.lost_records = timeline.dropped_records;
+        pass.gaps = unified_memory_count_gaps(request_, c);
         last_timeline_ = std::move(timeline);
       } else {
         counters_unavailable_ = !capture.unavailable_reason().empty() ? capture.unavailable_reason()
                                                                       : timeline.unavailable_reason;
       }
     }
-    const std::uint64_t counted_bytes = pass.bytes_h2d + pass.bytes_d2h;
-    pass.migrated_from_counters = pass.counted && counted_bytes > 0;
-    pass.migrated =
-        pass.migrated_from_counters ? counted_bytes : request_.estimated_migrated_bytes();
+    pass.migrated = unified_memory_migrated_bytes(request_, pass.counts);
+    const std::uint64_t counted_bytes =
+        request_.method == Method::kGpuToCpu ? pass.counts.bytes_d2h : pass.counts.bytes_h2d;
+    pass.migrated_is_lower_bound =
+        !pass.counted || counted_bytes < request_.estimated_migrated_bytes();
     pending_verify_ = true;
     return pass;
   }
@@ -416,30 +425,33 @@ class UnifiedMemoryBench final : public CaseBench {
   }
 
   void add_counter_checks(std::vector<Check>& out) const {
-    std::vector<std::size_t> groups;
-    std::vector<std::uint64_t> h2d, d2h, cpu_faults;
+    std::vector<std::uint64_t> groups, h2d, d2h, cpu_faults;
     nlohmann::ordered_json per_group = nlohmann::ordered_json::array();
     std::vector<double> per_group_values;
-    std::size_t counted = 0, estimated = 0;
-    bool complete = true;
+    std::size_t counted = 0, lower_bound = 0, with_gaps = 0;
+    const Pass* first_gap = nullptr;
     for (const auto& p : passes_) {
       if (!p.counted) continue;
       ++counted;
-      groups.push_back(p.fault_groups);
-      h2d.push_back(p.bytes_h2d);
-      d2h.push_back(p.bytes_d2h);
-      cpu_faults.push_back(p.cpu_faults);
-      complete = complete && p.complete;
-      if (!p.migrated_from_counters) ++estimated;
-      if (p.fault_groups > 0) {
-        const double t = p.seconds / static_cast<double>(p.fault_groups);
+      groups.push_back(p.counts.gpu_fault_groups);
+      h2d.push_back(p.counts.bytes_h2d);
+      d2h.push_back(p.counts.bytes_d2h);
+      cpu_faults.push_back(p.counts.cpu_faults);
+      if (p.migrated_is_lower_bound) ++lower_bound;
+      if (!p.gaps.empty()) {
+        ++with_gaps;
+        if (!first_gap) first_gap = &p;
+      }
+      // A time per fault group needs every group counted: not from a sample that lost records.
+      if (p.counts.gpu_fault_groups > 0 && p.gaps.empty()) {
+        const double t = p.seconds / static_cast<double>(p.counts.gpu_fault_groups);
         per_group.push_back(t);
         per_group_values.push_back(t);
       } else {
         per_group.push_back(nullptr);
       }
     }
-    const std::string lower_bound =
+    const std::string least =
         format_bytes(request_.estimated_migrated_bytes()) +
         (request_.method == Method::kPrefetch ? " (the whole buffer)"
                                               : " (the page of every touched address)");
@@ -450,7 +462,7 @@ class UnifiedMemoryBench final : public CaseBench {
                                                         : counters_unavailable_) +
                          "; fault counts not measured; migration_throughput and time_per_mib "
                          "use the lower bound " +
-                         lower_bound,
+                         least,
                      nullptr});
       return;
     }
@@ -460,37 +472,31 @@ class UnifiedMemoryBench final : public CaseBench {
     if (!per_group_values.empty()) {
       detail += "; median time per fault group " + format_seconds(median_of(per_group_values));
     }
-    if (estimated > 0) {
-      detail += "; " + std::to_string(estimated) + " sample(s) migrated no bytes by the counters " +
-                "(the GPU reached the pages through a mapping): their migration_throughput and "
-                "time_per_mib use the lower bound " +
-                lower_bound;
+    if (lower_bound > 0) {
+      detail += "; " + std::to_string(lower_bound) +
+                " sample(s) counted fewer bytes than the pass must migrate (through a mapping, "
+                "or records lost): their migration_throughput and time_per_mib use the lower "
+                "bound " +
+                least;
     }
     if (counted < passes_.size()) {
       detail += "; " + std::to_string(passes_.size() - counted) +
                 " sample(s) without counters: " + counters_unavailable_;
     }
-    if (!complete) detail += "; CUPTI dropped records: the counts are lower bounds";
+    if (first_gap) {
+      detail += "; INCOMPLETE in " + std::to_string(with_gaps) + " of " + std::to_string(counted) +
+                " samples, CUPTI lost records: " + join(first_gap->gaps, "; ") +
+                " (first such sample); the counts are lower bounds";
+    }
     nlohmann::ordered_json value = {{"gpu_fault_groups", groups},
                                     {"bytes_h2d", h2d},
                                     {"bytes_d2h", d2h},
                                     {"cpu_page_faults", cpu_faults},
                                     {"time_per_fault_group_s", per_group},
-                                    {"complete", complete}};
+                                    {"complete", with_gaps == 0}};
     out.push_back({"um_counters", true, detail, std::move(value)});
 
-    if (request_.method == Method::kFault) {
-      const bool all_faulted =
-          std::all_of(groups.begin(), groups.end(), [](std::size_t g) { return g > 0; });
-      out.push_back({"gpu_fault_groups", all_faulted,
-                     all_faulted ? "every sample's migration was fault-driven: GPU page-fault "
-                                   "groups " +
-                                       list_text(groups)
-                                 : "a sample counted no GPU page faults " + list_text(groups) +
-                                       ": the pages were not migrated by faults, so the case "
-                                       "did not measure fault-driven migration",
-                     groups});
-    }
+    if (request_.method == Method::kFault) add_fault_check(out, groups);
     if (request_.method == Method::kGpuToCpu) {
       bool all_back = true;
       for (std::size_t i = 0; i < d2h.size(); ++i) all_back = all_back && d2h[i] > 0;
@@ -501,6 +507,40 @@ class UnifiedMemoryBench final : public CaseBench {
                                     ": the host did not fault the pages back from the GPU",
                      d2h});
     }
+  }
+
+  // Fault-driven means: GPU fault groups counted, or pages reached the GPU in a pass that issued
+  // nothing but the touch kernel (see unified_memory_fault_driven). A sample with neither did
+  // not show a migration at all, and fails the case.
+  void add_fault_check(std::vector<Check>& out, const std::vector<std::uint64_t>& groups) const {
+    std::size_t shown = 0, uncounted = 0;
+    for (const auto& p : passes_) {
+      if (!p.counted) continue;
+      if (unified_memory_fault_driven(p.counts)) ++shown;
+      if (p.counts.gpu_fault_groups == 0 && p.counts.bytes_h2d > 0) ++uncounted;
+    }
+    const bool all = shown == groups.size();
+    std::string detail;
+    if (!all) {
+      detail =
+          "a sample counted neither a GPU page fault nor a migration to the GPU (fault "
+          "groups " +
+          list_text(groups) +
+          "): the case did not show fault-driven migration (pages already on the GPU, or "
+          "CUPTI lost every record of the pass)";
+    } else if (uncounted == 0) {
+      detail =
+          "every sample's migration was fault-driven: GPU page-fault groups " + list_text(groups);
+    } else {
+      detail =
+          "every sample migrated pages to the GPU with nothing but the touch kernel "
+          "running, so by GPU faults; " +
+          std::to_string(uncounted) +
+          " sample(s) counted migrated bytes but no fault group (CUPTI lost the fault "
+          "records): their fault counts are not measured; fault groups " +
+          list_text(groups);
+    }
+    out.push_back({"gpu_fault_groups", all, detail, groups});
   }
 
   void add_prefetch_check(std::vector<Check>& out) const {

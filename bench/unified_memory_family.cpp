@@ -125,4 +125,52 @@ std::optional<std::string> unified_memory_device_skip_reason(
   return std::nullopt;
 }
 
+std::vector<std::string> unified_memory_count_gaps(const UnifiedMemoryRequest& request,
+                                                   const UnifiedMemoryCounts& counts) {
+  using Method = UnifiedMemoryRequest::Method;
+  std::vector<std::string> gaps;
+  if (counts.lost_records > 0) {
+    gaps.push_back("CUPTI reported " + std::to_string(counts.lost_records) +
+                   " record(s) lost or without timestamps");
+  }
+  const std::uint64_t least = request.estimated_migrated_bytes();
+  const bool must_reach_gpu =
+      request.method == Method::kFault || request.method == Method::kPrefetch;
+  if (must_reach_gpu && counts.bytes_h2d < least) {
+    gaps.push_back(
+        "CUPTI counted " + format_bytes(counts.bytes_h2d) + " migrated to the GPU, less than the " +
+        format_bytes(least) +
+        (request.method == Method::kPrefetch ? " prefetched" : " the touched pages alone occupy"));
+  }
+  if (request.method == Method::kFault && counts.bytes_h2d > 0 && counts.gpu_fault_groups == 0) {
+    gaps.push_back("CUPTI counted " + format_bytes(counts.bytes_h2d) +
+                   " migrated to the GPU by a pass that only faults, but no GPU page-fault "
+                   "group");
+  }
+  if (request.method == Method::kGpuToCpu) {
+    if (counts.bytes_d2h < least) {
+      gaps.push_back("CUPTI counted " + format_bytes(counts.bytes_d2h) +
+                     " migrated back to the host, less than the " + format_bytes(least) +
+                     " the touched pages alone occupy");
+    }
+    if (counts.bytes_d2h > 0 && counts.cpu_faults == 0) {
+      gaps.push_back("CUPTI counted " + format_bytes(counts.bytes_d2h) +
+                     " migrated back to the host by host touches, but no CPU page fault");
+    }
+  }
+  return gaps;
+}
+
+std::uint64_t unified_memory_migrated_bytes(const UnifiedMemoryRequest& request,
+                                            const UnifiedMemoryCounts& counts) {
+  const std::uint64_t counted = request.method == UnifiedMemoryRequest::Method::kGpuToCpu
+                                    ? counts.bytes_d2h
+                                    : counts.bytes_h2d;
+  return std::max(counted, request.estimated_migrated_bytes());
+}
+
+bool unified_memory_fault_driven(const UnifiedMemoryCounts& counts) {
+  return counts.gpu_fault_groups > 0 || counts.bytes_h2d > 0;
+}
+
 }  // namespace pathbench

@@ -72,6 +72,34 @@ inline constexpr std::uint64_t kUnifiedMemoryDeviceHeadroom = std::uint64_t{256}
 std::optional<std::string> unified_memory_device_skip_reason(
     const UnifiedMemoryRequest& request, const UnifiedMemoryDeviceProperties& properties);
 
+// What CUPTI's unified-memory counters recorded during one pass.
+struct UnifiedMemoryCounts {
+  std::uint64_t gpu_fault_groups = 0;
+  std::uint64_t bytes_h2d = 0, bytes_d2h = 0;
+  std::uint64_t cpu_faults = 0;
+  std::uint64_t lost_records = 0;  // what CUPTI itself reported lost (or without timestamps)
+};
+
+// CUPTI can lose unified-memory records without reporting the loss: on the H200 (driver 580,
+// CUDA 13.0) a GPU touch at 64 KiB stride over 1 GiB counted 0.3-0.5 GB migrated and no GPU
+// page-fault group at all, and dense 4 KiB passes counted 77-97 % of the buffer. The counts are
+// checked against what the pass must have done; each contradiction found is one sentence here.
+// Empty: nothing contradicts the counts (they may still be lower bounds).
+std::vector<std::string> unified_memory_count_gaps(const UnifiedMemoryRequest& request,
+                                                   const UnifiedMemoryCounts& counts);
+
+// The bytes a pass's throughput metrics divide by: the counted bytes in the direction the pass
+// migrates, never less than the least the pass must have migrated
+// (estimated_migrated_bytes()); that lower bound when CUPTI counted nothing.
+std::uint64_t unified_memory_migrated_bytes(const UnifiedMemoryRequest& request,
+                                            const UnifiedMemoryCounts& counts);
+
+// Whether the counts show that a pass of the fault method migrated by GPU faults: fault groups
+// were counted, or pages reached the GPU during the pass. The pass issues nothing but the touch
+// kernel on host-resident pages without advice (no prefetch), so every migration to the GPU in it
+// was caused by a GPU page fault, counted or not.
+bool unified_memory_fault_driven(const UnifiedMemoryCounts& counts);
+
 std::unique_ptr<Family> make_unified_memory_family();
 
 }  // namespace pathbench

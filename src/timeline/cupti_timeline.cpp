@@ -512,13 +512,18 @@ void stop_tracing(Control& c) {
   r.dropped = r.untimed = 0;
 }
 
+// Initialises CUPTI for this process. Returns "" on success, else the reason.
+std::string register_callbacks(Control& c) {
+  if (c.callbacks_registered) return {};
+  const CUptiResult result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  if (result != CUPTI_SUCCESS) return failure("cuptiActivityRegisterCallbacks", result);
+  c.callbacks_registered = true;
+  return {};
+}
+
 // Returns "" on success, else the reason (and leaves nothing enabled).
 std::string start_tracing(Control& c, const TimelineCapture::Options& options) {
-  if (!c.callbacks_registered) {
-    const CUptiResult result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-    if (result != CUPTI_SUCCESS) return failure("cuptiActivityRegisterCallbacks", result);
-    c.callbacks_registered = true;
-  }
+  if (std::string why = register_callbacks(c); !why.empty()) return why;
   // Anything a previous capture left behind is not this capture's: discard it, and reset
   // CUPTI's dropped-record count (reading it resets it).
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -579,6 +584,12 @@ std::string cupti_library_path() {
 }
 
 #ifdef PATHBENCH_CUPTI_RECORDS
+
+std::string prepare_cupti_tracing() {
+  Control& c = control();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return register_callbacks(c);
+}
 
 TimelineCapture::TimelineCapture(Options options) : options_(options) {
   Control& c = control();
@@ -646,6 +657,12 @@ Timeline TimelineCapture::collect() {
 }
 
 #else  // CUPTI older than CUDA 13: the record layouts read above do not exist
+
+std::string prepare_cupti_tracing() {
+  return "no CUPTI timeline: pathbench reads the CUDA 13 CUPTI activity record layouts, and "
+         "this build's CUPTI headers are API version " +
+         std::to_string(CUPTI_API_VERSION) + " (older than CUDA 13)";
+}
 
 TimelineCapture::TimelineCapture(Options options) : options_(options) {
   reason_ =

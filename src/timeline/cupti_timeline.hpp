@@ -14,6 +14,13 @@ namespace pathbench {
 // initialised (another profiler attached, no permission, no GPU, built without CUDA) the
 // capture is inert and collect() returns a Timeline whose unavailable_reason says why: the run
 // goes on without a timeline.
+// Registers pathbench's CUPTI activity callbacks now (once per process; later calls return at
+// once). CUPTI's unified-memory counters report only managed allocations made after CUPTI was
+// initialised: a buffer from cudaMallocManaged before this call produced no migration or fault
+// record at all on the H200 (driver 580, CUDA 13.0). Call it before allocating managed memory
+// whose migrations a capture must count. Returns "" on success, else why CUPTI is unavailable.
+std::string prepare_cupti_tracing();
+
 class TimelineCapture {
  public:
   struct Options {

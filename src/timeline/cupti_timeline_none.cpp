@@ -4,6 +4,10 @@
 
 namespace pathbench {
 
+std::string prepare_cupti_tracing() {
+  return "pathbench was built without CUDA: no CUPTI timeline";
+}
+
 TimelineCapture::TimelineCapture(Options options) : options_(options) {
   reason_ = "pathbench was built without CUDA: no CUPTI timeline";
 }

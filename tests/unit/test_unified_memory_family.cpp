@@ -120,6 +120,81 @@ TEST(UnifiedMemoryFamily, TouchesAndTheMigrationLowerBound) {
   EXPECT_EQ(odd.estimated_migrated_bytes(), 17u * 4096);
 }
 
+// The counts the H200 (driver 580) really delivered, from docs/measurements.md.
+TEST(UnifiedMemoryFamily, CountsThatContradictThePassShowLostRecords) {
+  const auto fault64k = decode_unified_memory_request(um_case("fault", 64 * kKiB, kGiB));
+  UnifiedMemoryCounts lost;
+  lost.bytes_h2d = 352190464;  // of a 1 GiB buffer touched every 64 KiB, and no fault group
+  const auto gaps = unified_memory_count_gaps(fault64k, lost);
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_NE(gaps[0].find("no GPU page-fault group"), std::string::npos) << gaps[0];
+  // Pages reached the GPU in a pass that only runs the touch kernel: fault-driven anyway.
+  EXPECT_TRUE(unified_memory_fault_driven(lost));
+  // Throughput divides by what was counted (more than the 64 MiB the touched pages occupy).
+  EXPECT_EQ(unified_memory_migrated_bytes(fault64k, lost), 352190464u);
+
+  // Dense 4 KiB pass: 1 GiB must move; 901 MB counted is short.
+  const auto dense = decode_unified_memory_request(um_case("fault", 4 * kKiB, kGiB));
+  UnifiedMemoryCounts short_count;
+  short_count.bytes_h2d = 901660672;
+  short_count.gpu_fault_groups = 195;
+  const auto dense_gaps = unified_memory_count_gaps(dense, short_count);
+  ASSERT_EQ(dense_gaps.size(), 1u);
+  EXPECT_NE(dense_gaps[0].find("less than"), std::string::npos) << dense_gaps[0];
+  EXPECT_EQ(unified_memory_migrated_bytes(dense, short_count), std::uint64_t{1} << 30);
+
+  // 2 MiB stride: 19 groups and 32 MiB, consistent.
+  const auto sparse = decode_unified_memory_request(um_case("fault", 2 * kMiB, kGiB));
+  UnifiedMemoryCounts whole;
+  whole.bytes_h2d = 33554432;
+  whole.gpu_fault_groups = 19;
+  EXPECT_TRUE(unified_memory_count_gaps(sparse, whole).empty());
+  EXPECT_EQ(unified_memory_migrated_bytes(sparse, whole), 33554432u);
+
+  // Nothing counted at all: no evidence of a fault-driven migration.
+  UnifiedMemoryCounts nothing;
+  EXPECT_FALSE(unified_memory_fault_driven(nothing));
+  EXPECT_EQ(unified_memory_count_gaps(sparse, nothing).size(), 1u);
+  EXPECT_EQ(unified_memory_migrated_bytes(sparse, nothing), 512u * 4096);
+
+  // CUPTI's own loss count is a gap by itself.
+  whole.lost_records = 3;
+  const auto reported = unified_memory_count_gaps(sparse, whole);
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_NE(reported[0].find("3 record(s) lost"), std::string::npos) << reported[0];
+}
+
+TEST(UnifiedMemoryFamily, GpuToCpuCountsNeedBytesBackAndCpuFaults) {
+  const auto back = decode_unified_memory_request(um_case("gpu_to_cpu", 4 * kKiB, 64 * kMiB));
+  UnifiedMemoryCounts full;
+  full.bytes_d2h = 64 * kMiB;
+  full.cpu_faults = 192;
+  EXPECT_TRUE(unified_memory_count_gaps(back, full).empty());
+  EXPECT_EQ(unified_memory_migrated_bytes(back, full), std::uint64_t{64} << 20);
+  UnifiedMemoryCounts no_faults = full;
+  no_faults.cpu_faults = 0;
+  EXPECT_EQ(unified_memory_count_gaps(back, no_faults).size(), 1u);
+  UnifiedMemoryCounts none;
+  EXPECT_EQ(unified_memory_count_gaps(back, none).size(), 1u);
+  // H2D bytes do not count for the way back.
+  UnifiedMemoryCounts wrong_way;
+  wrong_way.bytes_h2d = 64 * kMiB;
+  EXPECT_EQ(unified_memory_migrated_bytes(back, wrong_way), 64u * kMiB / 4096 * 4096);
+}
+
+TEST(UnifiedMemoryFamily, AdviceAndPrefetchGaps) {
+  // accessed-by maps instead of migrating: no bytes is not a contradiction.
+  const auto mapped = decode_unified_memory_request(um_case("advise_accessed_by", 64 * kKiB, kGiB));
+  EXPECT_TRUE(unified_memory_count_gaps(mapped, UnifiedMemoryCounts{}).empty());
+  // A prefetch must move the whole buffer.
+  const auto prefetch = decode_unified_memory_request(um_case("prefetch", 64 * kKiB, kGiB));
+  UnifiedMemoryCounts half;
+  half.bytes_h2d = kGiB / 2;
+  EXPECT_EQ(unified_memory_count_gaps(prefetch, half).size(), 1u);
+  half.bytes_h2d = kGiB;
+  EXPECT_TRUE(unified_memory_count_gaps(prefetch, half).empty());
+}
+
 TEST(UnifiedMemoryFamily, InvalidCombinations) {
   const auto family = make_unified_memory_family();
   for (const char* method :
