@@ -74,9 +74,13 @@ def fixture(*parts: str) -> Path:
     return SOURCE / "tests" / "fixtures" / Path(*parts)
 
 
+# One matplotlib config/cache directory for every script this test starts, removed at exit.
+MPL_CONFIG = tempfile.TemporaryDirectory(prefix="pathbench-mpl-")
+
+
 def run(args: list[str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1")
-    env.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="pathbench-mpl-"))
+    env.setdefault("MPLCONFIGDIR", MPL_CONFIG.name)
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
 
 
