@@ -119,7 +119,9 @@ TEST(UnifiedMemoryGpu, FaultAt64KiBIsTimedVerifiedAndFaultDriven) {
   if (counters->detail.rfind("CUPTI unavailable", 0) == 0) {
     std::cout << "note: " << counters->detail << "\n";
   } else {
-    // With the counters, fault-driven migration must show faults (the acceptance criterion).
+    // With the counters, the pass must be shown fault-driven: fault groups counted, or bytes
+    // moved to the GPU while only the touch kernel ran (CUPTI loses the fault records at this
+    // stride on some drivers; um_counters then says INCOMPLETE).
     const Check* faults = m.check("gpu_fault_groups");
     ASSERT_NE(faults, nullptr);
     EXPECT_TRUE(faults->passed) << faults->detail;
