@@ -6,12 +6,13 @@
 #include <optional>
 
 #include "bench/copy_family.hpp"
+#include "bench/copy_host.hpp"
 #include "core/errors.hpp"
 #include "core/units.hpp"
 #include "cuda/cuda_resources.hpp"
-#include "cuda/memory_type.hpp"
 #include "cuda/device_pattern.hpp"
 #include "cuda/gpu_block_timer.hpp"
+#include "cuda/memory_type.hpp"
 #include "measure/host_clock.hpp"
 #include "measure/pattern.hpp"
 #include "placement/host_buffer.hpp"
@@ -53,6 +54,66 @@ HostPlacement host_placement(const CopyRequest& r, const Machine& machine, int d
   if (const auto* cpus = machine.cpus_of_node(p.node)) p.cpus = *cpus;
   return p;
 }
+
+}  // namespace
+
+void allocate_copy_host_memory(CopyHostMemory& memory, const CopyRequest& r, int node) {
+  if (r.host_kind == HostKind::kNone) return;
+  if (r.host_kind == HostKind::kPinned) {
+    MemoryPolicyScope policy(node);
+    memory.pinned = PinnedHostMemory(r.bytes);
+    memory.ptr = memory.pinned.get();
+    return;
+  }
+  const auto page = page_type_from_string(r.page);
+  memory.buffer.emplace(HostBufferRequest{r.bytes, page.value_or(PageType::k4K), node});
+  memory.buffer->touch();
+  memory.ptr = memory.buffer->data();
+  if (r.host_kind == HostKind::kRegistered) {
+    memory.registration = HostRegistration(memory.ptr, r.bytes);
+  }
+}
+
+Check host_memory_kind_check(const void* ptr, cudaMemoryType expected) {
+  cudaPointerAttributes attr{};
+  PB_CUDA(cudaPointerGetAttributes(&attr, ptr));
+  return Check{"host_memory_kind", attr.type == expected,
+               "CUDA reports the host buffer as " + memory_type_name(attr.type) + ", expected " +
+                   memory_type_name(expected),
+               memory_type_name(attr.type)};
+}
+
+std::vector<Check> host_buffer_checks(const CopyRequest& r, const std::byte* ptr, int node) {
+  std::vector<Check> checks;
+  const PagePlacement where = query_page_placement(ptr, r.bytes);
+  const double on_node = where.fraction_on(node);
+  if (r.host_kind == HostKind::kPinned && where.pages_error == where.pages_sampled) {
+    // Driver-allocated pinned pages are not visible to move_pages; say so rather than guess.
+    checks.push_back({"host_placement", true,
+                      "move_pages cannot see cudaMallocHost pages (" + where.describe() +
+                          "); allocated under MPOL_BIND to node " + std::to_string(node),
+                      nullptr});
+  } else {
+    checks.push_back({"host_placement", on_node >= kMinPlacedFraction,
+                      where.describe() + " (wanted node " + std::to_string(node) + ")", on_node});
+  }
+
+  if (!r.page.empty()) {
+    const auto backing = query_huge_backing(ptr, r.bytes);
+    if (!backing) {
+      checks.push_back({"huge_backing", false, "the buffer is not in /proc/self/smaps", nullptr});
+    } else if (r.page == "4k") {
+      checks.push_back({"huge_backing", backing->huge_kb == 0,
+                        backing->describe() + " (wanted 4 KiB pages only)", backing->fraction()});
+    } else {
+      checks.push_back({"huge_backing", backing->fraction() >= kMinHugeFraction,
+                        backing->describe() + " (wanted huge pages)", backing->fraction()});
+    }
+  }
+  return checks;
+}
+
+namespace {
 
 class CopyBench final : public CaseBench {
  public:
@@ -192,20 +253,8 @@ class CopyBench final : public CaseBench {
 
   void allocate_host() {
     if (request_.host_kind == HostKind::kNone) return;
-    if (request_.host_kind == HostKind::kPinned) {
-      MemoryPolicyScope policy(placement_->node);
-      pinned_ = PinnedHostMemory(request_.bytes);
-      host_ptr_ = pinned_.get();
-      return;
-    }
-    const auto page = page_type_from_string(request_.page);
-    host_buffer_.emplace(
-        HostBufferRequest{request_.bytes, page.value_or(PageType::k4K), placement_->node});
-    host_buffer_->touch();
-    host_ptr_ = host_buffer_->data();
-    if (request_.host_kind == HostKind::kRegistered) {
-      registration_ = HostRegistration(host_ptr_, request_.bytes);
-    }
+    allocate_copy_host_memory(host_, request_, placement_->node);
+    host_ptr_ = host_.ptr;
   }
 
   void allocate_device() {
@@ -300,48 +349,15 @@ class CopyBench final : public CaseBench {
   }
 
   void record_memory_kind(const void* ptr, cudaMemoryType expected) {
-    cudaPointerAttributes attr{};
-    PB_CUDA(cudaPointerGetAttributes(&attr, ptr));
-    Check c{"host_memory_kind", attr.type == expected,
-            "CUDA reports the host buffer as " + memory_type_name(attr.type) + ", expected " +
-                memory_type_name(expected),
-            memory_type_name(attr.type)};
     std::erase_if(checks_, [](const Check& x) { return x.name == "host_memory_kind"; });
-    checks_.push_back(std::move(c));
+    checks_.push_back(host_memory_kind_check(ptr, expected));
   }
 
   void record_placement_checks() {
     if (request_.host_kind == HostKind::kNone) return;
     record_memory_kind(host_ptr_, pageable() ? cudaMemoryTypeUnregistered : cudaMemoryTypeHost);
-
-    const PagePlacement where = query_page_placement(host_ptr_, request_.bytes);
-    const double on_node = where.fraction_on(placement_->node);
-    if (request_.host_kind == HostKind::kPinned && where.pages_error == where.pages_sampled) {
-      // Driver-allocated pinned pages are not visible to move_pages; say so rather than guess.
-      checks_.push_back({"host_placement", true,
-                         "move_pages cannot see cudaMallocHost pages (" + where.describe() +
-                             "); allocated under MPOL_BIND to node " +
-                             std::to_string(placement_->node),
-                         nullptr});
-    } else {
-      checks_.push_back(
-          {"host_placement", on_node >= kMinPlacedFraction,
-           where.describe() + " (wanted node " + std::to_string(placement_->node) + ")", on_node});
-    }
-
-    if (!request_.page.empty()) {
-      const auto backing = query_huge_backing(host_ptr_, request_.bytes);
-      if (!backing) {
-        checks_.push_back(
-            {"huge_backing", false, "the buffer is not in /proc/self/smaps", nullptr});
-      } else if (request_.page == "4k") {
-        checks_.push_back({"huge_backing", backing->huge_kb == 0,
-                           backing->describe() + " (wanted 4 KiB pages only)",
-                           backing->fraction()});
-      } else {
-        checks_.push_back({"huge_backing", backing->fraction() >= kMinHugeFraction,
-                           backing->describe() + " (wanted huge pages)", backing->fraction()});
-      }
+    for (auto& c : host_buffer_checks(request_, host_ptr_, placement_->node)) {
+      checks_.push_back(std::move(c));
     }
 
     if (!placement_->cpus.empty()) {
@@ -362,9 +378,7 @@ class CopyBench final : public CaseBench {
   std::optional<Stream> stream_;
   std::optional<GpuBlockTimer> timer_;
   std::optional<DevicePatternChecker> checker_;
-  std::optional<HostBuffer> host_buffer_;
-  PinnedHostMemory pinned_;
-  HostRegistration registration_;  // declared after host_buffer_: unregistered before unmapping
+  CopyHostMemory host_;
   std::byte* host_ptr_ = nullptr;
   DeviceMemory device_a_, device_b_;
   std::uint64_t ops_ = 1;
@@ -377,6 +391,7 @@ class CopyFamily final : public CopyFamilyBase {
  public:
   std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
                                      int device) const override {
+    if (decode_copy_request(spec).all_gpus) return make_copy_all_gpus_bench(spec, machine);
     return std::make_unique<CopyBench>(spec, machine, device);
   }
 };

@@ -34,9 +34,16 @@ struct CopyRequest {
   std::string host_memory;  // the axis value, e.g. "registered-thp"
   std::string page;         // "4k" | "thp" | "hugetlb" for pageable/registered
   bool remote = false;      // host_node=remote
+  // gpus=all: the copy runs to (or from) every GPU of copy_all_gpus() at once, each with its own
+  // host buffer on its local node; gpus=one (or no gpus axis): the --device GPU alone.
+  bool all_gpus = false;
   std::uint64_t bytes = 0;
 };
 CopyRequest decode_copy_request(const CaseSpec& spec);
+
+// The GPUs of a gpus=all case: the machine's selected GPUs (run --devices), or every GPU when
+// none are selected; sorted.
+std::vector<int> copy_all_gpus(const Machine& machine);
 
 std::unique_ptr<Family> make_copy_family();
 

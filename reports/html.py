@@ -194,7 +194,8 @@ def verdict_badge(verdict: str) -> str:
 
 
 def floor_badge(verdict: str) -> str:
-    color = {"pass": "#2ca02c", "below_floor": "#d62728", "link_degraded": "#b26a00"}.get(verdict, "#7f7f7f")
+    color = {"pass": "#2ca02c", "below_floor": "#d62728", "nvlink_at_pcie_speed": "#d62728",
+             "link_degraded": "#b26a00"}.get(verdict, "#7f7f7f")
     return f'<span class="badge" style="background:{color}">{esc(verdict)}</span>'
 
 
@@ -443,7 +444,7 @@ def section_floors(compare: Any) -> str:
         parts.append('<p class="muted">The comparison holds no floor checks.</p></section>')
         return "".join(parts)
     rows = []
-    order = {"below_floor": 0, "link_degraded": 1, "unknown_link": 2, "pass": 3}
+    order = {"nvlink_at_pcie_speed": 0, "below_floor": 0, "link_degraded": 1, "unknown_link": 2, "pass": 3}
     for f in sorted(floors, key=lambda f: (order.get(str(f.get("verdict")), 2), str(f.get("id")))):
         frac = f.get("fraction")
         frac_html = esc(f"{100 * frac:.1f} %") if plot._finite(frac) and frac is not None else "n/a"

@@ -602,7 +602,9 @@ def plot_bandwidth(results: Sequence[LoadedResult], direction: str) -> PlotOutpu
 
     def pred(c: dict[str, Any]) -> bool:
         p = _params(c)
-        return c.get("family") == "copy" and p.get("measure") == "bandwidth" and p.get("direction") == direction
+        # gpus=all cases (copies to every GPU at once) are a sum over GPUs, not a point of the sweep.
+        return (c.get("family") == "copy" and p.get("measure") == "bandwidth" and p.get("direction") == direction
+                and p.get("gpus", "one") != "all")
 
     ok, other = _select(results, pred)
     series: dict[tuple[int, str, str], list[Point]] = OrderedDict()

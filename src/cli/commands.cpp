@@ -13,6 +13,7 @@
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
 #include "core/units.hpp"
+#include "inventory/gpu_selection.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/benchmark_output.hpp"
 #include "measure/case_runner.hpp"
@@ -45,13 +46,15 @@ Plan make_plan(const std::vector<std::string>& inputs, const std::string& filter
   }
   Plan plan;
   for (const auto& path : collect_scenario_paths(inputs)) {
-    plan.files.push_back(load_scenario_file(path, families, machine.numa_nodes));
+    plan.files.push_back(
+        load_scenario_file(path, families, machine.numa_nodes, machine.selected_gpus));
   }
   std::unordered_set<std::string> seen_ids;
   for (const auto& file : plan.files) {
     for (const auto& scenario : file.scenarios) {
       const Family& family = *families.find(scenario.family);
       auto cases = expand(scenario);
+      derive_case_params(cases, family, machine);  // e.g. peer's link=nvlink18, part of the id
       validate_cases(scenario, cases, family, machine, device);
       for (auto& c : cases) {
         if (re && !std::regex_search(c.id, *re)) continue;
@@ -79,6 +82,16 @@ std::string compact_timestamp() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
   return buf;
+}
+
+// The machine the plan runs on, with `--devices` applied (bad input: exit 3).
+Machine machine_for(const Inventory& inventory, const std::string& devices) {
+  Machine machine = machine_from(inventory);
+  std::vector<int> available;
+  for (const auto& g : machine.gpus) available.push_back(g.index);
+  if (!machine.has_gpu()) available.clear();
+  machine.selected_gpus = parse_device_list(devices, available);
+  return machine;
 }
 
 void print_warnings(const Inventory& inventory) {
@@ -112,7 +125,7 @@ int run_command(const RunOptions& options) {
   }
   const FamilyRegistry families = builtin_families();
   Inventory inventory = collect_inventory(InventoryOptions{options.node_type});
-  const Machine machine = machine_from(inventory);
+  const Machine machine = machine_for(inventory, options.devices);
   Plan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
   print_warnings(inventory);
   const bool timelines = !options.timeline_dir.empty() ||
@@ -128,7 +141,8 @@ int run_command(const RunOptions& options) {
 
   Result result;
   result.context = to_json(inventory);
-  result.context["device"] = options.device;  // which GPU the GPU families ran on
+  result.context["device"] = options.device;          // which GPU the GPU families ran on
+  result.context["devices"] = machine.selected_gpus;  // the GPUs the multi-GPU families used
   for (const auto& f : plan.files) result.scenario_files.push_back({f.path, f.sha256});
   result.start_time = iso8601_utc_now();
   const std::filesystem::path out =
@@ -191,7 +205,7 @@ int run_command(const RunOptions& options) {
 int list_command(const ListOptions& options) {
   const FamilyRegistry families = builtin_families();
   const Inventory inventory = collect_inventory(InventoryOptions{});
-  const Machine machine = machine_from(inventory);
+  const Machine machine = machine_for(inventory, options.devices);
   const Plan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
   const Scenario* current = nullptr;
   std::size_t skipped = 0;

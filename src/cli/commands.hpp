@@ -13,6 +13,7 @@ struct RunOptions {
   std::optional<int> repetitions;
   bool quick = false;
   int device = 0;
+  std::string devices = "all";  // --devices: the GPUs of multi-GPU families (peer pairs)
   std::string node_type;
   std::string timeline_dir;   // --timeline DIR: a Chrome trace of one extra sample per case
   std::string benchmark_out;  // Google Benchmark's native output, passed through
@@ -23,6 +24,7 @@ struct ListOptions {
   std::vector<std::string> scenarios;
   std::string filter;
   int device = 0;
+  std::string devices = "all";
 };
 
 struct InventoryOptionsCli {

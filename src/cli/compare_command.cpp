@@ -42,6 +42,9 @@ int compare_command(const CompareCliOptions& options) {
   if (!(options.floor_fraction > 0 && options.floor_fraction <= 1)) {
     throw InputError("--floor-fraction", "", "must be in (0, 1]");
   }
+  if (!(options.nvlink_floor_fraction > 0 && options.nvlink_floor_fraction <= 1)) {
+    throw InputError("--nvlink-floor", "", "must be in (0, 1]");
+  }
   const std::size_t wanted = options.floors_only ? 1 : 2;
   if (options.files.size() != wanted) {
     throw InputError("compare", "",
@@ -53,6 +56,7 @@ int compare_command(const CompareCliOptions& options) {
   compare.default_threshold_pct = options.threshold_pct;
   compare.across = options.across;
   compare.floors.fraction = options.floor_fraction;
+  compare.floors.nvlink_fraction = options.nvlink_floor_fraction;
 
   Comparison comparison;
   if (options.floors_only) {

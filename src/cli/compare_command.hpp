@@ -12,6 +12,7 @@ struct CompareCliOptions {
   double alpha = 0.05;
   double threshold_pct = 5.0;
   double floor_fraction = 0.80;
+  double nvlink_floor_fraction = 0.80;  // --nvlink-floor: share of N links x per-link rate
   std::string json_out;
   std::string junit_out;
 };

@@ -47,6 +47,12 @@ int main(int argc, char** argv) {
                     "At most 3 repetitions and 10 ms per sample: a smoke run, not a measurement");
   run_cmd->add_option("-d,--device", run.device, "CUDA device index for the GPU families")
       ->capture_default_str();
+  run_cmd
+      ->add_option("--devices", run.devices,
+                   "GPUs of the multi-GPU families (peer: {\"gpu_pairs\": \"all\"} expands to "
+                   "every ordered pair of them): \"all\" or a comma list of CUDA indexes, e.g. "
+                   "0,1; an index this machine lacks is bad input (exit 3)")
+      ->capture_default_str();
   run_cmd->add_option("--node-type", run.node_type,
                       "Label for this node's type (default: derived from GPU model, PCIe link and "
                       "NUMA layout)");
@@ -73,7 +79,8 @@ int main(int argc, char** argv) {
       ->required();
   compare_cmd->add_flag("--floors", compare.floors_only,
                         "Only check the node's absolute floors (pinned copies vs the PCIe link "
-                        "rate, link trained below its maximum); no baseline needed");
+                        "rate, link trained below its maximum, peer copies vs the NVLink rate); "
+                        "no baseline needed");
   compare_cmd->add_flag("--across", compare.across,
                         "Compare different node types: a side-by-side ratio table, no verdicts");
   compare_cmd->add_option("--alpha", compare.alpha, "Significance level of the Mann-Whitney U test")
@@ -86,6 +93,11 @@ int main(int argc, char** argv) {
   compare_cmd
       ->add_option("--floor-fraction", compare.floor_fraction,
                    "Share of the raw PCIe rate pinned copies >= 256 MiB must reach")
+      ->capture_default_str();
+  compare_cmd
+      ->add_option("--nvlink-floor", compare.nvlink_floor_fraction,
+                   "Share of N links x the per-link NVLink rate (per direction) that peer "
+                   "copies >= 256 MiB over an NVLink pair must reach")
       ->capture_default_str();
   compare_cmd->add_option("--json", compare.json_out, "Write machine-readable verdicts here");
   compare_cmd->add_option("--junit", compare.junit_out,
@@ -122,6 +134,10 @@ int main(int argc, char** argv) {
   list_cmd->add_option("scenarios", list.scenarios, "Scenario files or directories")->required();
   list_cmd->add_option("-f,--filter", list.filter, "Only cases whose id matches this regex");
   list_cmd->add_option("-d,--device", list.device, "CUDA device index")->capture_default_str();
+  list_cmd
+      ->add_option("--devices", list.devices,
+                   "GPUs of the multi-GPU families: \"all\" or a comma list such as 0,1")
+      ->capture_default_str();
 
   cli::InventoryOptionsCli inventory;
   auto* inventory_cmd = app.add_subcommand(

@@ -235,9 +235,7 @@ int exit_code_of(const Comparison& c) {
     if (k.verdict == Verdict::kMissing) incomplete = true;
   }
   for (const auto& f : c.floors) {
-    if (f.verdict == FloorVerdict::kBelowFloor || f.verdict == FloorVerdict::kLinkDegraded) {
-      failing = true;
-    }
+    if (is_failure(f.verdict)) failing = true;
   }
   if (failing) return 1;
   return incomplete ? 2 : 0;
@@ -477,7 +475,7 @@ std::string junit_xml(const Comparison& c) {
   }
   for (const auto& f : c.floors) {
     body << "    <testcase classname=\"pathbench.floors\" name=\"" << xml_escape(f.id) << "\">\n";
-    if (f.verdict == FloorVerdict::kBelowFloor || f.verdict == FloorVerdict::kLinkDegraded) {
+    if (is_failure(f.verdict)) {
       ++failures;
       body << "      <failure type=\"" << to_string(f.verdict) << "\" message=\""
            << xml_escape(f.detail) << "\"/>\n";
@@ -583,8 +581,7 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
     std::fprintf(out, "%-12s  %zu case%s: %s\n", "skipped", n, n == 1 ? "" : "s", reason.c_str());
   }
   for (const auto& f : c.floors) {
-    const bool bad =
-        f.verdict == FloorVerdict::kBelowFloor || f.verdict == FloorVerdict::kLinkDegraded;
+    const bool bad = is_failure(f.verdict);
     std::fprintf(out, "%sfloor %-13s%s %s: %s\n", bad && color ? "\033[31m" : "",
                  std::string(to_string(f.verdict)).c_str(), reset, f.id.c_str(), f.detail.c_str());
   }

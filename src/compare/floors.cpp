@@ -1,5 +1,7 @@
 #include "compare/floors.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <set>
 
 #include <cmath>
@@ -8,6 +10,8 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+
+#include "inventory/nvlink.hpp"
 
 namespace pathbench {
 namespace {
@@ -91,37 +95,299 @@ FloorCheck link_check(int index, const Link& link) {
   return f;
 }
 
-bool held_to_floor(const CaseResult& c, const FloorOptions& options) {
-  if (c.status != CaseStatus::kOk) return false;
-  const ojson& p = c.params;
-  if (!p.is_object()) return false;
-  auto string_param = [&](const char* key) -> std::string {
-    const auto it = p.find(key);
-    return it != p.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  if (string_param("measure") != "bandwidth") return false;
-  const std::string direction = string_param("direction");
-  if (direction != "h2d" && direction != "d2h") return false;
-  // Pageable copies are staged through a driver bounce buffer and never reach the link rate;
-  // holding them to the floor would only produce noise.
-  const std::string host = string_param("host_memory");
-  if (host != "pinned" && !host.starts_with("registered-")) return false;
-  const auto bytes = p.find("bytes");
+std::string string_param(const ojson& params, const char* key) {
+  if (!params.is_object()) return {};
+  const auto it = params.find(key);
+  return it != params.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool bytes_at_least(const ojson& params, std::uint64_t min_bytes) {
+  const auto bytes = params.find("bytes");
   // Parsed results hold bytes as unsigned, results built in code often as signed integers.
-  if (bytes == p.end()) return false;
-  if (bytes->is_number_unsigned()) return bytes->get<std::uint64_t>() >= options.min_bytes;
+  if (bytes == params.end()) return false;
+  if (bytes->is_number_unsigned()) return bytes->get<std::uint64_t>() >= min_bytes;
   if (bytes->is_number_integer()) {
     const auto b = bytes->get<std::int64_t>();
-    return b >= 0 && static_cast<std::uint64_t>(b) >= options.min_bytes;
+    return b >= 0 && static_cast<std::uint64_t>(b) >= min_bytes;
   }
   return false;
 }
 
-const MetricResult* bandwidth_metric(const CaseResult& c) {
+bool held_to_floor(const CaseResult& c, const FloorOptions& options) {
+  if (c.status != CaseStatus::kOk) return false;
+  const ojson& p = c.params;
+  if (!p.is_object()) return false;
+  if (string_param(p, "measure") != "bandwidth") return false;
+  const std::string direction = string_param(p, "direction");
+  if (direction != "h2d" && direction != "d2h") return false;
+  // Pageable copies are staged through a driver bounce buffer and never reach the link rate;
+  // holding them to the floor would only produce noise.
+  const std::string host = string_param(p, "host_memory");
+  if (host != "pinned" && !host.starts_with("registered-")) return false;
+  return bytes_at_least(p, options.min_bytes);
+}
+
+const MetricResult* metric_named(const CaseResult& c, std::string_view name) {
   for (const auto& m : c.metrics) {
-    if (m.name == "bandwidth") return &m;
+    if (m.name == name) return &m;
   }
   return nullptr;
+}
+
+bool has_values(const MetricResult* m) {
+  return m != nullptr && (m->stats.n > 0 || !m->samples.empty());
+}
+
+double median_of(const MetricResult& m) {
+  return m.stats.n > 0 ? m.stats.median : summarize(m.samples).median;
+}
+
+// "bandwidth_gpu3" -> 3.
+std::optional<int> per_gpu_metric_index(std::string_view name) {
+  constexpr std::string_view kPrefix = "bandwidth_gpu";
+  if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix) {
+    return std::nullopt;
+  }
+  const std::string_view digits = name.substr(kPrefix.size());
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc{} || end != digits.data() + digits.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+// One copy's median against the PCIe floor of GPU `gpu_index`. `trained_up` collects the GPUs
+// whose copies beat the link state the inventory read.
+FloorCheck pcie_copy_check(const ojson& context, std::string id, std::string metric, int gpu_index,
+                           double measured, const FloorOptions& options,
+                           std::set<int>& trained_up) {
+  FloorCheck f;
+  f.id = std::move(id);
+  f.gpu = gpu_index;
+  f.metric = std::move(metric);
+  f.measured_gb_per_s = measured;
+
+  const ojson* gpu = gpu_at(context, f.gpu);
+  const Link link = gpu ? link_of(*gpu) : Link{};
+  std::optional<double> raw = link.gen_current && link.width_current
+                                  ? pcie_raw_gb_per_s(*link.gen_current, *link.width_current)
+                                  : std::nullopt;
+  const std::optional<double> raw_max = link.gen_max && link.width_max
+                                            ? pcie_raw_gb_per_s(*link.gen_max, *link.width_max)
+                                            : std::nullopt;
+  // GPUs drop their link to a lower generation when idle, and the inventory is read before
+  // the copies start: a copy faster than the reported link can carry proves the link was up at
+  // its maximum while it ran.
+  const bool idle_downshift = raw && raw_max && f.measured_gb_per_s > *raw && *raw_max > *raw;
+  if (idle_downshift) {
+    raw = raw_max;
+    trained_up.insert(f.gpu);
+  }
+  if (!raw) {
+    f.verdict = FloorVerdict::kUnknownLink;
+    f.detail = gpu == nullptr
+                   ? "GPU " + std::to_string(f.gpu) + " is not in the result's context"
+                   : "PCIe link of GPU " + std::to_string(f.gpu) + " (" +
+                         link_text(link.gen_current, link.width_current) + ") unknown: median " +
+                         fixed(f.measured_gb_per_s, 2) + " GB/s cannot be held to a floor";
+    return f;
+  }
+
+  f.link_raw_gb_per_s = *raw;
+  f.floor_gb_per_s = options.fraction * *raw;
+  f.fraction = f.measured_gb_per_s / *raw;
+  const std::string against = "the " + fixed(*raw, 2) + " GB/s raw rate of " +
+                              (idle_downshift ? link_text(link.gen_max, link.width_max)
+                                              : link_text(link.gen_current, link.width_current)) +
+                              " (floor " + percent(options.fraction) + " = " +
+                              fixed(f.floor_gb_per_s, 2) + " GB/s)";
+  const std::string who =
+      f.metric == "bandwidth" ? std::string() : "GPU " + std::to_string(f.gpu) + ": ";
+  if (f.measured_gb_per_s >= f.floor_gb_per_s) {
+    f.verdict = FloorVerdict::kPass;
+    f.detail = who + "median " + fixed(f.measured_gb_per_s, 2) + " GB/s is " + percent(f.fraction) +
+               " of " + against;
+  } else {
+    f.verdict = FloorVerdict::kBelowFloor;
+    f.detail = who + "median " + fixed(f.measured_gb_per_s, 2) + " GB/s is only " +
+               percent(f.fraction) + " of " + against;
+  }
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// NVLink floors of peer cases
+
+// "3-1" -> {3, 1}.
+std::optional<std::pair<int, int>> parse_pair(std::string_view text) {
+  const auto dash = text.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  auto number = [](std::string_view digits) -> std::optional<int> {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || value < 0) {
+      return std::nullopt;
+    }
+    return value;
+  };
+  const auto s = number(text.substr(0, dash));
+  const auto d = number(text.substr(dash + 1));
+  if (!s || !d || *s == *d) return std::nullopt;
+  return std::pair{*s, *d};
+}
+
+// The link label of the pair in the context's link map ("" when it has none).
+std::string context_link_param(const ojson& context, int from, int to) {
+  const auto it = context.find("links");
+  if (it == context.end() || !it->is_array()) return {};
+  for (const auto& l : *it) {
+    if (optional_int(l, "from") == from && optional_int(l, "to") == to) {
+      return string_param(l, "param");
+    }
+  }
+  return {};
+}
+
+struct NvlinkFloorCase {
+  int src = 0, dst = 0;
+  int nvlinks = 0;
+  bool bidirectional = false;
+};
+
+std::optional<NvlinkFloorCase> nvlink_floor_case(const CaseResult& c, const ojson& context,
+                                                 const FloorOptions& options) {
+  if (c.status != CaseStatus::kOk || c.family != "peer") return std::nullopt;
+  const ojson& p = c.params;
+  if (!p.is_object()) return std::nullopt;
+  // The peer family's optional axes default to measure=bandwidth and direction=uni.
+  const std::string measure = p.contains("measure") ? string_param(p, "measure") : "bandwidth";
+  if (measure != "bandwidth") return std::nullopt;
+  const std::string method = string_param(p, "method");
+  // no_peer_access and two_hop go through the host by design: never NVLink-fast.
+  if (method != "peer_access" && method != "sm_read") return std::nullopt;
+  const std::string direction = p.contains("direction") ? string_param(p, "direction") : "uni";
+  if (direction != "uni" && direction != "bi") return std::nullopt;
+  if (!bytes_at_least(p, options.min_bytes)) return std::nullopt;
+  const auto pair = parse_pair(string_param(p, "pair"));
+  if (!pair) return std::nullopt;
+  std::string link = string_param(p, "link");
+  if (link.empty()) link = context_link_param(context, pair->first, pair->second);
+  const auto nvlinks = nvlink_count(link);
+  if (!nvlinks) return std::nullopt;
+  return NvlinkFloorCase{pair->first, pair->second, *nvlinks, direction == "bi"};
+}
+
+std::optional<NvlinkRate> gpu_nvlink_rate(const ojson* gpu) {
+  if (gpu == nullptr || !gpu->is_object()) return std::nullopt;
+  std::optional<double> driver;
+  if (const auto n = gpu->find("nvlink"); n != gpu->end() && n->is_object()) {
+    if (const auto r = n->find("link_gb_per_s"); r != n->end() && r->is_number()) {
+      driver = r->get<double>();
+    }
+  }
+  return nvlink_link_rate(driver, string_param(*gpu, "compute_capability"));
+}
+
+// The fastest PCIe link of the pair at its maximum state (GPUs idle their links down): a copy no
+// faster than this did not need NVLink.
+std::optional<double> pair_pcie_raw(const ojson& context, int a, int b) {
+  std::optional<double> best;
+  for (int index : {a, b}) {
+    const ojson* gpu = gpu_at(context, index);
+    if (gpu == nullptr) continue;
+    const Link l = link_of(*gpu);
+    const auto gen = l.gen_max ? l.gen_max : l.gen_current;
+    const auto width = l.width_max ? l.width_max : l.width_current;
+    if (!gen || !width) continue;
+    if (const auto raw = pcie_raw_gb_per_s(*gen, *width); raw && (!best || *raw > *best)) {
+      best = raw;
+    }
+  }
+  return best;
+}
+
+void add_nvlink_checks(const CaseResult& c, const NvlinkFloorCase& k, const ojson& context,
+                       const FloorOptions& options, std::vector<FloorCheck>& checks) {
+  // The pair's rate: the lower of its two GPUs' (each from the driver or the table).
+  std::optional<NvlinkRate> rate;
+  std::string rate_source;
+  for (int index : {k.src, k.dst}) {
+    const auto r = gpu_nvlink_rate(gpu_at(context, index));
+    if (r && (!rate || r->gb_per_s < rate->gb_per_s)) {
+      rate = r;
+      rate_source = "GPU " + std::to_string(index) + ": " + r->source;
+    }
+  }
+  std::string active_note;
+  for (int index : {k.src, k.dst}) {
+    const ojson* gpu = gpu_at(context, index);
+    if (gpu == nullptr) continue;
+    const auto n = gpu->find("nvlink");
+    if (n == gpu->end() || !n->is_object()) continue;
+    const auto active = optional_int(*n, "active_links");
+    if (active && *active < k.nvlinks) {
+      active_note += "; GPU " + std::to_string(index) + " reports only " + std::to_string(*active) +
+                     " active NVLinks";
+    }
+  }
+  const std::optional<double> pcie = pair_pcie_raw(context, k.src, k.dst);
+
+  struct Direction {
+    const char* metric;
+    int from, to;
+  };
+  std::vector<Direction> directions;
+  if (k.bidirectional) {
+    directions = {{"bandwidth_fwd", k.src, k.dst}, {"bandwidth_rev", k.dst, k.src}};
+  } else {
+    directions = {{"bandwidth", k.src, k.dst}};
+  }
+  for (const auto& d : directions) {
+    const MetricResult* m = metric_named(c, d.metric);
+    if (!has_values(m)) continue;
+    FloorCheck f;
+    f.id = k.bidirectional ? c.id + "#" + d.metric : c.id;
+    f.gpu = d.from;
+    f.metric = d.metric;
+    f.measured_gb_per_s = median_of(*m);
+    const std::string path = "GPU " + std::to_string(d.from) + " -> GPU " + std::to_string(d.to) +
+                             " over " + std::to_string(k.nvlinks) + " NVLinks" +
+                             (k.bidirectional ? " (both directions at once)" : "");
+    const std::string median = "median " + fixed(f.measured_gb_per_s, 2) + " GB/s";
+    std::string against;
+    if (rate) {
+      f.link_raw_gb_per_s = k.nvlinks * rate->gb_per_s;
+      f.floor_gb_per_s = options.nvlink_fraction * f.link_raw_gb_per_s;
+      f.fraction = f.measured_gb_per_s / f.link_raw_gb_per_s;
+      against = fixed(f.link_raw_gb_per_s, 2) + " GB/s (" + std::to_string(k.nvlinks) + " x " +
+                fixed(rate->gb_per_s, 2) + " GB/s per link and direction; " + rate_source +
+                "; floor " + percent(options.nvlink_fraction) + " = " + fixed(f.floor_gb_per_s, 2) +
+                " GB/s)";
+    }
+    if (pcie && f.measured_gb_per_s <= *pcie) {
+      f.verdict = FloorVerdict::kNvlinkAtPcieSpeed;
+      f.detail = path + ": " + median + " measures at PCIe speed (at or below the " +
+                 fixed(*pcie, 2) + " GB/s raw rate of the pair's PCIe link" +
+                 (rate ? "; the NVLinks carry " + against : "") +
+                 "): the copy did not go over NVLink (peer access off, links down, or the "
+                 "fabric manager not running?)" +
+                 active_note;
+    } else if (!rate) {
+      f.verdict = FloorVerdict::kUnknownLink;
+      f.detail = path +
+                 ": no per-link NVLink rate (nvidia-smi nvlink -s gave none and the "
+                 "compute capability is not in the NVLink table): " +
+                 median + " cannot be held to a floor" + active_note;
+    } else if (f.measured_gb_per_s >= f.floor_gb_per_s) {
+      f.verdict = FloorVerdict::kPass;
+      f.detail =
+          path + ": " + median + " is " + percent(f.fraction) + " of " + against + active_note;
+    } else {
+      f.verdict = FloorVerdict::kBelowFloor;
+      f.detail =
+          path + ": " + median + " is only " + percent(f.fraction) + " of " + against + active_note;
+    }
+    checks.push_back(std::move(f));
+  }
 }
 
 }  // namespace
@@ -151,14 +417,26 @@ std::string_view to_string(FloorVerdict v) {
       return "link_degraded";
     case FloorVerdict::kUnknownLink:
       return "unknown_link";
+    case FloorVerdict::kNvlinkAtPcieSpeed:
+      return "nvlink_at_pcie_speed";
   }
   return "unknown";
+}
+
+bool is_failure(FloorVerdict v) {
+  return v == FloorVerdict::kBelowFloor || v == FloorVerdict::kLinkDegraded ||
+         v == FloorVerdict::kNvlinkAtPcieSpeed;
 }
 
 std::vector<FloorCheck> check_floors(const Result& result, const FloorOptions& options) {
   if (!std::isfinite(options.fraction) || options.fraction <= 0 || options.fraction > 1) {
     throw std::invalid_argument("floor fraction must be in (0, 1], got " +
                                 std::to_string(options.fraction));
+  }
+  if (!std::isfinite(options.nvlink_fraction) || options.nvlink_fraction <= 0 ||
+      options.nvlink_fraction > 1) {
+    throw std::invalid_argument("NVLink floor fraction must be in (0, 1], got " +
+                                std::to_string(options.nvlink_fraction));
   }
   const ojson& context = result.context;
   std::vector<FloorCheck> checks;
@@ -176,60 +454,27 @@ std::vector<FloorCheck> check_floors(const Result& result, const FloorOptions& o
   std::set<int> trained_up;  // GPUs whose copies beat the link state the inventory read
 
   for (const auto& c : result.cases) {
-    if (!held_to_floor(c, options)) continue;
-    const MetricResult* bw = bandwidth_metric(c);
-    if (bw == nullptr || (bw->stats.n == 0 && bw->samples.empty())) continue;
-
-    FloorCheck f;
-    f.id = c.id;
-    f.gpu = optional_int(c.params, "device").value_or(run_device);
-    f.measured_gb_per_s = bw->stats.n > 0 ? bw->stats.median : summarize(bw->samples).median;
-
-    const ojson* gpu = gpu_at(context, f.gpu);
-    const Link link = gpu ? link_of(*gpu) : Link{};
-    std::optional<double> raw = link.gen_current && link.width_current
-                                    ? pcie_raw_gb_per_s(*link.gen_current, *link.width_current)
-                                    : std::nullopt;
-    const std::optional<double> raw_max = link.gen_max && link.width_max
-                                              ? pcie_raw_gb_per_s(*link.gen_max, *link.width_max)
-                                              : std::nullopt;
-    // GPUs drop their link to a lower generation when idle, and the inventory is read before
-    // the copies start: a copy faster than the reported link can carry proves the link was up at
-    // its maximum while it ran.
-    const bool idle_downshift = raw && raw_max && f.measured_gb_per_s > *raw && *raw_max > *raw;
-    if (idle_downshift) {
-      raw = raw_max;
-      trained_up.insert(f.gpu);
-    }
-    if (!raw) {
-      f.verdict = FloorVerdict::kUnknownLink;
-      f.detail = gpu == nullptr
-                     ? "GPU " + std::to_string(f.gpu) + " is not in the result's context"
-                     : "PCIe link of GPU " + std::to_string(f.gpu) + " (" +
-                           link_text(link.gen_current, link.width_current) + ") unknown: median " +
-                           fixed(f.measured_gb_per_s, 2) + " GB/s cannot be held to a floor";
-      checks.push_back(std::move(f));
+    if (const auto nvlink = nvlink_floor_case(c, context, options)) {
+      add_nvlink_checks(c, *nvlink, context, options, checks);
       continue;
     }
-
-    f.link_raw_gb_per_s = *raw;
-    f.floor_gb_per_s = options.fraction * *raw;
-    f.fraction = f.measured_gb_per_s / *raw;
-    const std::string against = "the " + fixed(*raw, 2) + " GB/s raw rate of " +
-                                (idle_downshift ? link_text(link.gen_max, link.width_max)
-                                                : link_text(link.gen_current, link.width_current)) +
-                                " (floor " + percent(options.fraction) + " = " +
-                                fixed(f.floor_gb_per_s, 2) + " GB/s)";
-    if (f.measured_gb_per_s >= f.floor_gb_per_s) {
-      f.verdict = FloorVerdict::kPass;
-      f.detail = "median " + fixed(f.measured_gb_per_s, 2) + " GB/s is " + percent(f.fraction) +
-                 " of " + against;
-    } else {
-      f.verdict = FloorVerdict::kBelowFloor;
-      f.detail = "median " + fixed(f.measured_gb_per_s, 2) + " GB/s is only " +
-                 percent(f.fraction) + " of " + against;
+    if (!held_to_floor(c, options)) continue;
+    if (string_param(c.params, "gpus") == "all") {
+      // Copies to every GPU at once: each GPU's share against its own link (GPUs behind one
+      // switch or root port fall below it); the sum is no single link's rate.
+      for (const auto& m : c.metrics) {
+        const auto index = per_gpu_metric_index(m.name);
+        if (!index || !has_values(&m)) continue;
+        checks.push_back(pcie_copy_check(context, c.id + "#" + m.name, m.name, *index, median_of(m),
+                                         options, trained_up));
+      }
+      continue;
     }
-    checks.push_back(std::move(f));
+    const MetricResult* bw = metric_named(c, "bandwidth");
+    if (!has_values(bw)) continue;
+    const int gpu = optional_int(c.params, "device").value_or(run_device);
+    checks.push_back(
+        pcie_copy_check(context, c.id, "bandwidth", gpu, median_of(*bw), options, trained_up));
   }
 
   for (auto& f : checks) {
@@ -248,6 +493,7 @@ nlohmann::ordered_json to_json(const FloorCheck& f) {
   ojson j;
   j["id"] = f.id;
   j["gpu"] = f.gpu;
+  j["metric"] = f.metric;
   j["verdict"] = to_string(f.verdict);
   j["measured_gb_per_s"] = f.measured_gb_per_s;
   j["floor_gb_per_s"] = f.floor_gb_per_s;

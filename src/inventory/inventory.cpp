@@ -69,6 +69,13 @@ std::optional<int> Machine::gpu_remote_node(int gpu_index) const {
   return memory_only;
 }
 
+const GpuLink* Machine::link(int from, int to) const {
+  for (const auto& l : links) {
+    if (l.from == from && l.to == to) return &l;
+  }
+  return nullptr;
+}
+
 namespace {
 
 std::vector<int> sorted_unique(std::vector<int> ids) {
@@ -131,6 +138,29 @@ std::vector<NvidiaSmiGpu> query_nvidia_smi(std::string& status) {
   }
 }
 
+// Runs a fixed nvidia-smi subcommand (`what`, e.g. "topo -m", names it in messages). Returns its
+// standard output, or sets `status` to why there is none.
+std::optional<std::string> run_nvidia_smi_subcommand(const std::vector<std::string>& argv,
+                                                     const std::string& what, std::string& status) {
+  SubprocessOptions options;
+  options.timeout = std::chrono::seconds(10);
+  SubprocessResult run;
+  try {
+    run = run_subprocess(argv, options);
+  } catch (const std::exception& e) {
+    status = "could not run nvidia-smi " + what + ": " + e.what();
+    return std::nullopt;
+  }
+  if (!run.ok()) {
+    status = "nvidia-smi " + what + ": " + run.error;
+    std::string detail = first_line(run.stdout_text);
+    if (detail.empty()) detail = first_line(run.stderr_text);
+    if (!detail.empty() && run.outcome == SubprocessOutcome::kExited) status += ": " + detail;
+    return std::nullopt;
+  }
+  return std::move(run.stdout_text);
+}
+
 // Runs `nvidia-smi topo -m` and the link map; sets topo_status to "ok" or why there are no links.
 // The matrix names GPUs by nvidia-smi index (PCI order); links use CUDA indexes (what the
 // benchmarks pass to cudaSetDevice), so GPUs are matched by PCI bus id when CUDA sees devices.
@@ -146,27 +176,12 @@ void collect_links(Inventory& inventory, const CudaProbe& probe,
         inventory.gpus.empty() ? "no GPU: no GPU pairs" : "one GPU: no GPU pairs";
     return;
   }
-  SubprocessOptions options;
-  options.timeout = std::chrono::seconds(10);
-  SubprocessResult run;
-  try {
-    run = run_subprocess(nvidia_smi_topo_argv(), options);
-  } catch (const std::exception& e) {
-    inventory.topo_status = std::string("could not run nvidia-smi topo -m: ") + e.what();
-    return;
-  }
-  if (!run.ok()) {
-    inventory.topo_status = "nvidia-smi topo -m: " + run.error;
-    std::string detail = first_line(run.stdout_text);
-    if (detail.empty()) detail = first_line(run.stderr_text);
-    if (!detail.empty() && run.outcome == SubprocessOutcome::kExited) {
-      inventory.topo_status += ": " + detail;
-    }
-    return;
-  }
+  const auto text =
+      run_nvidia_smi_subcommand(nvidia_smi_topo_argv(), "topo -m", inventory.topo_status);
+  if (!text) return;
   TopoMatrix topo;
   try {
-    topo = parse_nvidia_smi_topo(run.stdout_text);
+    topo = parse_nvidia_smi_topo(*text);
   } catch (const std::invalid_argument& e) {
     inventory.topo_status = std::string("nvidia-smi topo -m output not understood: ") + e.what();
     return;
@@ -223,6 +238,31 @@ void collect_links(Inventory& inventory, const CudaProbe& probe,
   inventory.topo_status = "ok";
 }
 
+// Runs `nvidia-smi nvlink -s` and records each GPU's active links and per-link rate; sets
+// nvlink_status to "ok" or why there is nothing. A node without NVLink is no error: its GPUs get
+// active_links 0 (or no entry when the driver lists nothing for them).
+void collect_nvlink(Inventory& inventory, const std::vector<NvidiaSmiGpu>& rows) {
+  if (inventory.nvidia_smi_status != "ok") {
+    inventory.nvlink_status =
+        "not read: nvidia-smi unavailable (" + inventory.nvidia_smi_status + ")";
+    return;
+  }
+  const auto text =
+      run_nvidia_smi_subcommand(nvidia_smi_nvlink_argv(), "nvlink -s", inventory.nvlink_status);
+  if (!text) return;
+  std::vector<NvlinkGpuStatus> blocks;
+  try {
+    blocks = parse_nvidia_smi_nvlink(*text);
+  } catch (const std::invalid_argument& e) {
+    inventory.nvlink_status =
+        std::string("nvidia-smi nvlink -s output not understood: ") + e.what();
+    return;
+  }
+  apply_nvlink_status(inventory.gpus, blocks, rows);
+  inventory.nvlink_status =
+      blocks.empty() ? "ok: the driver lists no NVLink for any GPU" : std::string("ok");
+}
+
 void collect_numa_nodes(Inventory& inventory, const HwlocTopology* topology) {
   if (topology != nullptr) {
     for (auto& node : topology->numa_nodes()) {
@@ -263,6 +303,17 @@ nlohmann::ordered_json gpu_json(const GpuInventory& gpu) {
   j["clock_mem_max_mhz"] = optional_json(gpu.clock_mem_max_mhz);
   j["memory_bytes"] = gpu.memory_bytes;
   j["vbios"] = gpu.vbios;
+  j["compute_capability"] = gpu.compute_capability;
+  if (gpu.nvlink) {
+    nlohmann::ordered_json n;
+    n["active_links"] = gpu.nvlink->active_links;
+    n["link_gb_per_s"] = gpu.nvlink->link_gb_per_s
+                             ? nlohmann::ordered_json(*gpu.nvlink->link_gb_per_s)
+                             : nlohmann::ordered_json(nullptr);
+    j["nvlink"] = std::move(n);
+  } else {
+    j["nvlink"] = nullptr;
+  }
   return j;
 }
 
@@ -447,6 +498,7 @@ Inventory collect_inventory(const InventoryOptions& options) {
   locate_gpus(inventory, topology_ptr);
   check_gpu_alignment(inventory);
   collect_links(inventory, probe, rows);
+  collect_nvlink(inventory, rows);
 
   if (!options.node_type_override.empty()) {
     inventory.node_type = options.node_type_override;
@@ -483,7 +535,10 @@ Machine machine_from(const Inventory& inventory) {
   for (const auto& gpu : inventory.gpus) {
     machine.gpus.push_back(
         MachineGpu{gpu.index, gpu.name, gpu.pci_bus_id, gpu.numa_node, gpu.memory_bytes});
+    machine.selected_gpus.push_back(gpu.index);
   }
+  std::sort(machine.selected_gpus.begin(), machine.selected_gpus.end());
+  machine.links = inventory.links;
   return machine;
 }
 
@@ -533,6 +588,7 @@ nlohmann::ordered_json to_json(const Inventory& inventory) {
   j["topo_status"] = inventory.topo_status;
   auto& links = j["links"] = nlohmann::ordered_json::array();
   for (const auto& link : inventory.links) links.push_back(link_json(link));
+  j["nvlink_status"] = inventory.nvlink_status;
   j["warnings"] = inventory.warnings;
   return j;
 }
@@ -602,6 +658,14 @@ Inventory inventory_from_json(const nlohmann::json& json) {
       g.get("clock_mem_max_mhz", gpu.clock_mem_max_mhz);
       g.get("memory_bytes", gpu.memory_bytes);
       g.get("vbios", gpu.vbios);
+      g.get("compute_capability", gpu.compute_capability);
+      if (const auto* nvlink = g.child("nvlink"); nvlink != nullptr && !nvlink->is_null()) {
+        JsonReader n(*nvlink, "/gpus/" + std::to_string(i) + "/nvlink");
+        GpuNvlink value;
+        n.get("active_links", value.active_links);
+        n.get("link_gb_per_s", value.link_gb_per_s);
+        gpu.nvlink = value;
+      }
       inventory.gpus.push_back(std::move(gpu));
     }
   }
@@ -630,6 +694,7 @@ Inventory inventory_from_json(const nlohmann::json& json) {
       inventory.links.push_back(std::move(link));
     }
   }
+  r.get("nvlink_status", inventory.nvlink_status);
   r.get("warnings", inventory.warnings);
   return inventory;
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inventory/machine.hpp"
+#include "inventory/nvlink.hpp"
 #include "inventory/topology.hpp"
 
 namespace pathbench {
@@ -23,6 +24,10 @@ struct GpuInventory {
   std::optional<int> clock_sm_mhz, clock_mem_mhz, clock_sm_max_mhz, clock_mem_max_mhz;
   std::uint64_t memory_bytes = 0;
   std::string vbios;
+  std::string compute_capability;  // "9.0" from CUDA; empty when CUDA does not see the GPU
+  // Active NVLinks and their per-link rate from `nvidia-smi nvlink -s`; empty when the driver was
+  // not asked or said nothing about this GPU (no NVLink is active_links 0).
+  std::optional<GpuNvlink> nvlink;
 };
 
 struct NumaNodeInventory {
@@ -62,6 +67,8 @@ struct Inventory {
   // or says why.
   std::string topo_status;
   std::vector<GpuLink> links;
+  // "ok" when `nvidia-smi nvlink -s` was read (gpus[].nvlink), else why not.
+  std::string nvlink_status;
   std::vector<std::string> warnings;
 };
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "inventory/topology.hpp"
+
 namespace pathbench {
 
 // The facts about this node that decide which cases can run and where buffers go. Derived from
@@ -27,6 +29,11 @@ struct Machine {
   std::uint64_t memlock_limit_bytes = 0;  // RLIMIT_MEMLOCK soft limit; UINT64_MAX = unlimited
   std::string cuda_unavailable_reason;    // empty when at least one GPU can be used
   std::vector<MachineGpu> gpus;
+  // Every ordered GPU pair's link (topology + driver), from the inventory; empty with one GPU.
+  std::vector<GpuLink> links;
+  // The GPUs the multi-GPU cases use (peer pairs, all-GPU copies): `run --devices`, by default
+  // every GPU in `gpus`, sorted.
+  std::vector<int> selected_gpus;
 
   bool has_gpu() const { return cuda_unavailable_reason.empty() && !gpus.empty(); }
   // Why GPU `device` cannot be used (no CUDA device, no such index), else nothing: the first
@@ -37,6 +44,8 @@ struct Machine {
   std::optional<int> gpu_local_node(int gpu_index) const;
   // Some node other than the GPU's local node, if the machine has one with memory.
   std::optional<int> gpu_remote_node(int gpu_index) const;
+  // The link from GPU `from` to GPU `to`, when the inventory has it.
+  const GpuLink* link(int from, int to) const;
 };
 
 }  // namespace pathbench

@@ -217,6 +217,10 @@ std::vector<GpuInventory> merge_gpu_sources(const std::vector<CudaDeviceInfo>& c
     gpu.name = device.name;
     gpu.pci_bus_id = canonical_bus_id(device.pci_bus_id);
     gpu.memory_bytes = device.memory_bytes;
+    if (device.compute_major > 0) {
+      gpu.compute_capability =
+          std::to_string(device.compute_major) + "." + std::to_string(device.compute_minor);
+    }
     gpus.push_back(std::move(gpu));
   }
   if (gpus.empty()) {
@@ -254,6 +258,35 @@ std::vector<GpuInventory> merge_gpu_sources(const std::vector<CudaDeviceInfo>& c
     }
   }
   return gpus;
+}
+
+std::size_t apply_nvlink_status(std::vector<GpuInventory>& gpus,
+                                const std::vector<NvlinkGpuStatus>& blocks,
+                                const std::vector<NvidiaSmiGpu>& rows) {
+  std::size_t matched = 0;
+  for (const auto& block : blocks) {
+    GpuInventory* target = nullptr;
+    if (!block.uuid.empty()) {
+      for (auto& gpu : gpus) {
+        if (gpu.uuid == block.uuid) target = &gpu;
+      }
+    }
+    if (target == nullptr) {
+      // nvidia-smi indexes are its own (PCI order); the query rows carry the bus id CUDA's
+      // indexes are matched by.
+      for (const auto& row : rows) {
+        if (row.index != block.index || row.pci_bus_id.empty()) continue;
+        if (!block.uuid.empty() && !row.uuid.empty() && row.uuid != block.uuid) continue;
+        for (auto& gpu : gpus) {
+          if (gpu.pci_bus_id == row.pci_bus_id) target = &gpu;
+        }
+      }
+    }
+    if (target == nullptr || target->nvlink) continue;
+    target->nvlink = GpuNvlink{block.active_links, block.link_gb_per_s};
+    ++matched;
+  }
+  return matched;
 }
 
 }  // namespace pathbench

@@ -40,12 +40,20 @@ std::vector<NvidiaSmiGpu> parse_nvidia_smi_query(std::string_view text);
 // Throws std::invalid_argument quoting the text otherwise.
 std::string normalize_pci_bus_id(std::string_view text);
 
-// One GpuInventory per CUDA device (CUDA index, name, memory), completed from the nvidia-smi row
-// with the same PCI bus id (PCIe link, clocks, UUID, VBIOS); the index is the key only where a
-// bus id is missing. Without CUDA devices the nvidia-smi rows alone describe the GPUs. A CUDA
-// device without a row adds a sentence to `warnings` (when there are rows at all).
+// One GpuInventory per CUDA device (CUDA index, name, memory, compute capability), completed from
+// the nvidia-smi row with the same PCI bus id (PCIe link, clocks, UUID, VBIOS); the index is the
+// key only where a bus id is missing. Without CUDA devices the nvidia-smi rows alone describe the
+// GPUs. A CUDA device without a row adds a sentence to `warnings` (when there are rows at all).
 std::vector<GpuInventory> merge_gpu_sources(const std::vector<CudaDeviceInfo>& cuda_devices,
                                             const std::vector<NvidiaSmiGpu>& rows,
                                             std::vector<std::string>& warnings);
+
+// Sets gpus[i].nvlink from the blocks of `nvidia-smi nvlink -s` (see inventory/nvlink.hpp). A
+// block belongs to the GPU with its UUID, else (no UUID on either side) to the GPU whose bus id is
+// that of the query row with the block's nvidia-smi index; GPUs without a block keep no nvlink
+// entry. Returns how many GPUs got one.
+std::size_t apply_nvlink_status(std::vector<GpuInventory>& gpus,
+                                const std::vector<NvlinkGpuStatus>& blocks,
+                                const std::vector<NvidiaSmiGpu>& rows);
 
 }  // namespace pathbench

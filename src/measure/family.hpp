@@ -95,6 +95,10 @@ class Family {
   // Why the case cannot run on this machine (and how to fix it), else nothing.
   virtual std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
                                                  int device) const = 0;
+  // Parameters the machine decides rather than the scenario file (the peer family's `link`, from
+  // the topology of the case's GPU pair), added to spec.params after expansion; the caller
+  // recomputes spec.id from the params, so they are part of the stable case id. Default: none.
+  virtual void derive_params(CaseSpec& /*spec*/, const Machine& /*machine*/) const {}
   // Allocates and places everything the case needs. May throw SkipCase or CaseFailure.
   virtual std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
                                              int device) const = 0;

@@ -76,6 +76,14 @@ std::vector<CaseSpec> expand(const Scenario& scenario) {
   }
 }
 
+void derive_case_params(std::vector<CaseSpec>& cases, const Family& family,
+                        const Machine& machine) {
+  for (auto& c : cases) {
+    family.derive_params(c, machine);
+    c.id = case_id(c.family, c.params);
+  }
+}
+
 void validate_cases(const Scenario& scenario, const std::vector<CaseSpec>& cases,
                     const Family& family, const Machine& machine, int device) {
   if (cases.empty()) {

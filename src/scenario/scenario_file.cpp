@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
 #include "core/sha256.hpp"
+#include "inventory/gpu_selection.hpp"
 
 namespace pathbench {
 
@@ -27,8 +28,9 @@ std::string type_name(const json& j) {
 // Reads one scenario file while tracking where in it we are, so every error names the field.
 class FileReader {
  public:
-  FileReader(std::string path, const FamilyRegistry& families, const std::vector<int>& numa_nodes)
-      : path_(std::move(path)), families_(families), numa_nodes_(numa_nodes) {}
+  FileReader(std::string path, const FamilyRegistry& families, const std::vector<int>& numa_nodes,
+             const std::vector<int>& gpus)
+      : path_(std::move(path)), families_(families), numa_nodes_(numa_nodes), gpus_(gpus) {}
 
   [[noreturn]] void fail(const std::string& pointer, const std::string& what) const {
     throw InputError(path_, pointer, what);
@@ -200,17 +202,31 @@ class FileReader {
 
   void expand_range(const AxisSchema& schema, const json& r, const std::string& ptr,
                     std::vector<json>& out) const {
-    if (r.size() != 1) fail(ptr, "a range object has exactly one of: pow2, range, numa_nodes");
+    if (r.size() != 1) {
+      fail(ptr, "a range object has exactly one of: pow2, range, numa_nodes, gpu_pairs");
+    }
     const auto& [kind, spec] = *r.items().begin();
     const std::string p = ptr + "/" + pointer_token(kind);
-    if (schema.kind != AxisSchema::Kind::kInteger) fail(p, "ranges apply to integer axes only");
+    if (kind == "gpu_pairs") {
+      // Every ordered pair "S-D" of the selected GPUs. With fewer than two the axis still has one
+      // value, "none", so the scenario's cases exist and are skipped with the reason.
+      if (schema.kind != AxisSchema::Kind::kString) fail(p, "gpu_pairs applies to string axes");
+      if (spec != "all") fail(p, "expected \"all\", found " + spec.dump());
+      const auto pairs = gpu_pair_values(gpus_);
+      if (pairs.empty()) out.push_back(scalar(schema, kNoGpuPair, p));
+      for (const auto& pair : pairs) out.push_back(scalar(schema, pair, p));
+      return;
+    }
+    if (schema.kind != AxisSchema::Kind::kInteger) {
+      fail(p, "pow2, range and numa_nodes ranges apply to integer axes only");
+    }
     if (kind == "numa_nodes") {
       if (spec != "all") fail(p, "expected \"all\", found " + spec.dump());
       for (int n : numa_nodes_) out.push_back(scalar(schema, n, p));
       return;
     }
     if (kind != "pow2" && kind != "range") {
-      fail(p, "unknown range kind (expected pow2, range or numa_nodes)");
+      fail(p, "unknown range kind (expected pow2, range, numa_nodes or gpu_pairs)");
     }
     if (!spec.is_array() || spec.size() < 2 || spec.size() > 3 ||
         !std::all_of(spec.begin(), spec.end(), [](const json& x) { return x.is_number_integer(); }))
@@ -302,6 +318,7 @@ class FileReader {
   std::string path_;
   const FamilyRegistry& families_;
   const std::vector<int>& numa_nodes_;
+  const std::vector<int>& gpus_;
   nlohmann::ordered_json ordered_doc_;
 };
 
@@ -337,21 +354,21 @@ std::int64_t parse_size(std::string_view text) {
 }
 
 ScenarioFile parse_scenario_file(const std::string& path, std::string_view text,
-                                 const FamilyRegistry& families,
-                                 const std::vector<int>& numa_nodes) {
-  FileReader reader(path, families, numa_nodes);
+                                 const FamilyRegistry& families, const std::vector<int>& numa_nodes,
+                                 const std::vector<int>& gpus) {
+  FileReader reader(path, families, numa_nodes, gpus);
   return reader.parse(text);
 }
 
 ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyRegistry& families,
-                                const std::vector<int>& numa_nodes) {
+                                const std::vector<int>& numa_nodes, const std::vector<int>& gpus) {
   std::string text;
   try {
     text = read_text_file(path);
   } catch (const std::exception& e) {
     throw InputError(path.string(), "", std::string("cannot read: ") + e.what());
   }
-  return parse_scenario_file(path.string(), text, families, numa_nodes);
+  return parse_scenario_file(path.string(), text, families, numa_nodes, gpus);
 }
 
 std::vector<std::filesystem::path> collect_scenario_paths(

@@ -14,12 +14,16 @@ namespace pathbench {
 inline constexpr const char* kScenarioSchema = "pathbench.scenario/v1";
 
 // Parses and validates a scenario file against the families' axis schemas. `numa_nodes` expands
-// {"numa_nodes": "all"}. Throws InputError naming the file and the JSON pointer of the field.
+// {"numa_nodes": "all"} (integer axes); `gpus` (the machine's selected GPUs) expands
+// {"gpu_pairs": "all"} (string axes) to every ordered pair "S-D", or to the single value "none"
+// when there are fewer than two. Throws InputError naming the file and the JSON pointer of the
+// field. Callers that expand no GPU pairs may leave `gpus` out (then gpu_pairs gives "none").
 ScenarioFile parse_scenario_file(const std::string& path, std::string_view text,
-                                 const FamilyRegistry& families,
-                                 const std::vector<int>& numa_nodes);
+                                 const FamilyRegistry& families, const std::vector<int>& numa_nodes,
+                                 const std::vector<int>& gpus = {});
 ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyRegistry& families,
-                                const std::vector<int>& numa_nodes);
+                                const std::vector<int>& numa_nodes,
+                                const std::vector<int>& gpus = {});
 
 // Files given on the command line: a directory contributes its *.json files in name order.
 std::vector<std::filesystem::path> collect_scenario_paths(

@@ -612,6 +612,98 @@ class TestRunDefaultQuick(ResultAssertions):
 
 
 # ------------------------------------------------------------------------------------------------
+# peer: the two-GPU family on a machine without two GPUs, and --devices
+
+
+def usable_gpus() -> list[int]:
+    """CUDA indexes of the GPUs the peer family could use here (none without CUDA)."""
+    inv = inventory()
+    if inv.get("cuda_unavailable_reason"):
+        return []
+    return sorted(g["index"] for g in inv.get("gpus", []))
+
+
+class TestPeerWithoutTwoGpus(ResultAssertions):
+    tmp: tempfile.TemporaryDirectory[str]
+    out: Path
+    proc: subprocess.CompletedProcess[str] | None = None
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = Path(cls.tmp.name) / "peer.json"
+        if len(usable_gpus()) < 2:
+            cls.proc = run_pb("run", SOURCE / "scenarios/peer.json", "--quick", "--out", cls.out,
+                              timeout=300)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.tmp.cleanup()
+
+    def test_every_case_is_skipped_with_the_reason(self) -> None:
+        if self.proc is None:
+            self.skipTest(f"this machine has {len(usable_gpus())} GPUs: the peer sweep would "
+                          "measure (tests/gpu/test_peer_gpu.cpp covers that)")
+        self.assertEqual(self.proc.returncode, EXIT_OK, describe(self.proc))
+        result = self.load_result(self.out)
+        self.assertEqual(result["context"]["devices"], usable_gpus())
+        cases = result["cases"]
+        # 4 methods x uni/bi x 6 sizes of bandwidth + 4 methods x 4 sizes of latency, one "pair".
+        self.assertEqual(len(cases), 4 * 2 * 6 + 4 * 4)
+        for case in cases:
+            with self.subTest(case=case["id"]):
+                self.assertEqual(case["family"], "peer")
+                self.assertEqual(case["status"], "skipped")
+                self.assertIn("needs two GPUs", case["reason"])
+                self.assertEqual(case["params"]["pair"], "none")
+                self.assertEqual(case["params"]["link"], "none")
+                self.assertTrue(case["id"].startswith("peer/pair=none/link=none/method="))
+                self.assertEqual(case["id"], case_id("peer", case["params"]))
+                self.assertEqual(case["metrics"], {})
+
+    def test_list_marks_every_case_skipped(self) -> None:
+        if len(usable_gpus()) >= 2:
+            self.skipTest("this machine has two GPUs")
+        proc = run_pb("list", SOURCE / "scenarios/peer.json", "--devices", "all")
+        self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+        self.assertIn("64 cases, 64 would be skipped on this machine", proc.stdout)
+        self.assertIn("needs two GPUs", proc.stdout)
+
+
+class TestDevicesOption(unittest.TestCase):
+    def test_help_documents_devices(self) -> None:
+        for sub in ("run", "list"):
+            with self.subTest(sub=sub):
+                proc = run_pb(sub, "--help")
+                self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+                self.assertIn("--devices", proc.stdout)
+                self.assertIn("--device ", proc.stdout, "the single-GPU option stays")
+
+    def test_unknown_or_malformed_devices_exit_3(self) -> None:
+        for value, message in (("99", "GPU 99 does not exist"),
+                               ("0,x", "\"x\" is not a CUDA device index"),
+                               ("", "expected \"all\"")):
+            for sub in ("run", "list"):
+                with self.subTest(sub=sub, value=value):
+                    proc = run_pb(sub, SOURCE / "scenarios/peer.json", "--devices", value,
+                                  "--out" if sub == "run" else "--filter",
+                                  os.devnull if sub == "run" else ".")
+                    self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+                    self.assertIn("pathbench: error: --devices: /: ", proc.stderr)
+                    self.assertIn(message, proc.stderr)
+
+    def test_devices_selects_the_pairs(self) -> None:
+        gpus = usable_gpus()
+        if not gpus:
+            self.skipTest("no usable GPU: every --devices index is unknown here")
+        proc = run_pb("list", SOURCE / "scenarios/peer.json", "--devices", str(gpus[0]))
+        self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+        # One GPU selected: no pair, every case skipped with the reason.
+        self.assertIn("64 cases, 64 would be skipped", proc.stdout)
+        self.assertIn("pair=none", proc.stdout)
+
+
+# ------------------------------------------------------------------------------------------------
 # run: options, default output path, unwritable output
 
 

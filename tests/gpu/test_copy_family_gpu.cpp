@@ -1,10 +1,15 @@
 // GPU tests of the copy family and the latched timer. Label `gpu`; they skip without a device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
+#include "bench/copy_family.hpp"
 #include "core/errors.hpp"
+#include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"
 #include "scenario/expansion.hpp"
@@ -30,34 +35,19 @@ CaseSpec copy_case(nlohmann::ordered_json params) {
   return spec;
 }
 
-struct Measured {
-  std::vector<MetricSpec> metrics;
-  std::vector<Sample> samples;
-  std::vector<Check> checks;
-  TimingMethod method;
-};
-
-Measured measure(const CaseSpec& spec, int samples = 3) {
+// The case runner's sequence. Every case here runs on any GPU machine: a skip fails the test.
+MeasuredCase measure(const CaseSpec& spec, int samples = 3) {
   const FamilyRegistry families = builtin_families();
-  const Family& family = *families.find("copy");
-  const Machine machine = machine_from(collect_inventory({}));
-  EXPECT_FALSE(family.invalid_combination(spec).has_value());
-  if (auto why = family.skip_reason(spec, machine, 0)) {
-    ADD_FAILURE() << "unexpected skip: " << *why;
+  MeasuredCase m =
+      run_family_case(*families.find("copy"), spec, machine_from(collect_inventory({})), samples);
+  if (!m.skipped.empty()) {
+    ADD_FAILURE() << "unexpected skip: " << m.skipped;
     return {};
   }
-  auto bench = family.prepare(spec, machine, 0);
-  Measured m{bench->metrics(), {}, {}, bench->timing_method()};
-  bench->warm_up(spec.min_time);
-  for (int i = 0; i < samples; ++i) {
-    m.samples.push_back(bench->measure());
-    bench->verify();
-  }
-  m.checks = bench->checks();
   return m;
 }
 
-void expect_checks_pass(const Measured& m) {
+void expect_checks_pass(const MeasuredCase& m) {
   ASSERT_FALSE(m.checks.empty());
   for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
 }
@@ -109,12 +99,73 @@ TEST(CopyFamilyGpu, RegisteredThpAndD2DAndLatency) {
   for (const auto& s : d2d.samples) EXPECT_GT(s.values[0], 50.0);
   const auto lat = measure(copy_case(
       {{"measure", "latency"}, {"direction", "h2d"}, {"host_memory", "pinned"}, {"bytes", 4}}));
+  ASSERT_GE(lat.metrics.size(), 2u);  // none when the case failed to run
   ASSERT_EQ(lat.metrics[1].name, "round_trip_time");
   for (const auto& s : lat.samples) {
     EXPECT_GT(s.values[0], 0.0);
     EXPECT_LT(s.values[0], 1e-3);  // a 4-byte copy takes microseconds, not milliseconds
     EXPECT_GT(s.values[1], s.values[0] * 0.5);
   }
+}
+
+// gpus=all: every GPU of this machine at once (one GPU here is a valid all-GPU run).
+void expect_all_gpus_case(const std::string& direction) {
+  const auto m = measure(copy_case({{"measure", "bandwidth"},
+                                    {"direction", direction},
+                                    {"host_memory", "pinned"},
+                                    {"gpus", "all"},
+                                    {"bytes", 64 << 20}}));
+  const Machine machine = machine_from(collect_inventory({}));
+  const std::vector<int> gpus = copy_all_gpus(machine);
+  ASSERT_FALSE(gpus.empty());
+  ASSERT_EQ(m.samples.size(), 3u);
+  EXPECT_EQ(m.method, TimingMethod::kCudaEventsLatched);
+  // bandwidth (the sum), bandwidth_gpu<N> per GPU, time_per_copy.
+  ASSERT_EQ(m.metrics.size(), gpus.size() + 2);
+  EXPECT_EQ(m.metrics.front().name, "bandwidth");
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    EXPECT_EQ(m.metrics[i + 1].name, "bandwidth_gpu" + std::to_string(gpus[i]));
+    EXPECT_EQ(m.metrics[i + 1].unit, "GB/s");
+  }
+  EXPECT_EQ(m.metrics.back().name, "time_per_copy");
+  for (const auto& s : m.samples) {
+    ASSERT_EQ(s.values.size(), m.metrics.size());
+    double sum = 0;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      EXPECT_GT(s.values[i + 1], 5.0) << "GPU " << gpus[i];
+      sum += s.values[i + 1];
+    }
+    EXPECT_NEAR(s.values.front(), sum, 1e-9 * sum);
+    EXPECT_GT(s.values.back(), 0.0);
+    EXPECT_GT(s.seconds, 0.0);
+  }
+  expect_checks_pass(m);
+  bool saw_gpus = false;
+  for (const auto& c : m.checks) {
+    if (c.name == "gpus") {
+      saw_gpus = true;
+      EXPECT_EQ(c.value.size(), gpus.size()) << c.detail;
+    }
+  }
+  EXPECT_TRUE(saw_gpus);
+  for (int g : gpus) {
+    for (const char* name : {"copy_pattern_gpu", "host_memory_kind_gpu", "host_placement_gpu"}) {
+      const std::string want = name + std::to_string(g);
+      EXPECT_TRUE(std::any_of(m.checks.begin(), m.checks.end(), [&](const Check& c) {
+        return c.name == want;
+      })) << want;
+    }
+  }
+}
+
+TEST(CopyFamilyGpu, AllGpusH2DReportsEveryGpuAndTheSum) {
+  PATHBENCH_REQUIRE_GPU();
+  expect_all_gpus_case("h2d");
+}
+
+TEST(CopyFamilyGpu, AllGpusD2HReportsEveryGpuAndTheSum) {
+  PATHBENCH_REQUIRE_GPU();
+  expect_all_gpus_case("d2h");
 }
 
 TEST(CopyFamilyGpu, PinCostIsPositive) {
@@ -175,6 +226,65 @@ TEST(GpuBlockTimerGpu, LatchHoldsTheBlockUntilReleased) {
     PB_CUDA(cudaMemcpyAsync(b.get(), a.get(), 1 << 20, cudaMemcpyDeviceToDevice, stream.get()));
   });
   EXPECT_LT(s, 0.01) << "the block included host enqueue time: the latch did not hold";
+}
+
+TEST(GpuBlockTimerGpu, OneLatchReleasesSeveralStreamsTogether) {
+  PATHBENCH_REQUIRE_GPU();
+  int devices = 0;
+  PB_CUDA(cudaGetDeviceCount(&devices));
+  // Two streams on GPU 0 and, with a second GPU, one on it too.
+  std::vector<Stream> streams;
+  std::vector<DeviceStream> targets;
+  std::vector<DeviceMemory> a, b;
+  for (int d : {0, 0, devices > 1 ? 1 : 0}) {
+    DeviceScope scope(d);
+    streams.emplace_back();
+    a.emplace_back(1 << 20);
+    b.emplace_back(1 << 20);
+  }
+  const std::vector<int> on = {0, 0, devices > 1 ? 1 : 0};
+  for (std::size_t i = 0; i < streams.size(); ++i) targets.push_back({on[i], streams[i].get()});
+  GpuBlockTimer timer(5.0);
+  auto enqueue_all = [&] {
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      PB_CUDA(cudaSetDevice(targets[i].device));
+      PB_CUDA(cudaMemcpyAsync(b[i].get(), a[i].get(), 1 << 20, cudaMemcpyDeviceToDevice,
+                              targets[i].stream));
+      // Enqueueing takes 50 ms of host time per stream; no stream may have started before the
+      // whole block was enqueued.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  PB_CUDA(cudaSetDevice(0));
+  const auto seconds = timer.time_blocks(targets, enqueue_all);
+  ASSERT_EQ(seconds.size(), targets.size());
+  for (double s : seconds) {
+    EXPECT_GT(s, 0.0);
+    EXPECT_LT(s, 0.02) << "a stream's block included host enqueue time: the latch did not hold";
+  }
+  EXPECT_FALSE(timer.host_timed());
+  int current = -1;
+  PB_CUDA(cudaGetDevice(&current));
+  EXPECT_EQ(current, 0);  // the enqueue's device switches do not leak
+  // The single-stream form still works on the same timer (one timing core).
+  const double one = timer.time_block(streams[0].get(), [&] {
+    PB_CUDA(cudaMemcpyAsync(b[0].get(), a[0].get(), 1 << 20, cudaMemcpyDeviceToDevice,
+                            streams[0].get()));
+  });
+  EXPECT_GT(one, 0.0);
+}
+
+TEST(GpuBlockTimerGpu, SeveralStreamsFallBackToTheHostClockTogether) {
+  PATHBENCH_REQUIRE_GPU();
+  Stream s1, s2;
+  GpuBlockTimer timer(0.05, 0.05);
+  const auto seconds = timer.time_blocks({{0, s1.get()}, {0, s2.get()}}, [] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  });
+  EXPECT_TRUE(timer.host_timed());
+  ASSERT_EQ(seconds.size(), 2u);
+  EXPECT_GE(seconds[0], 0.3);
+  EXPECT_EQ(seconds[0], seconds[1]);
 }
 
 TEST(DevicePatternGpu, DetectsACorruptedByte) {

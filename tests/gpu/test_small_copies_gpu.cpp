@@ -2,15 +2,13 @@
 // host compiler). Label `gpu`; they skip without a device.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/small_copies_family.hpp"
-#include "core/errors.hpp"
+#include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"
 #include "scenario/expansion.hpp"
@@ -30,68 +28,13 @@ CaseSpec small_copies_case(const std::string& method, std::int64_t count, std::i
   return spec;
 }
 
-struct Measured {
-  std::vector<MetricSpec> metrics;
-  std::vector<Sample> samples;
-  std::vector<Check> checks;
-  TimingMethod method = TimingMethod::kCudaEventsLatched;
-  std::uint64_t operations = 0;
-  std::optional<std::string> skipped;  // prepare() threw SkipCase
-
-  // Median of one metric over the samples.
-  double median(const std::string& name) const {
-    const auto it = std::find_if(metrics.begin(), metrics.end(),
-                                 [&](const MetricSpec& m) { return m.name == name; });
-    if (it == metrics.end()) {
-      ADD_FAILURE() << "no metric " << name;
-      return 0;
-    }
-    const auto i = static_cast<std::size_t>(it - metrics.begin());
-    std::vector<double> v;
-    for (const auto& s : samples) v.push_back(s.values.at(i));
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  }
-  const Check* check(const std::string& name) const {
-    for (const auto& c : checks) {
-      if (c.name == name) return &c;
-    }
-    return nullptr;
-  }
-};
-
 // prepare + warm_up + (measure + verify) x samples, as the case runner does.
-Measured measure(const CaseSpec& spec, int samples = 3) {
-  const auto family = make_small_copies_family();
-  const Machine machine = machine_from(collect_inventory({}));
-  EXPECT_FALSE(family->invalid_combination(spec).has_value()) << spec.id;
-  Measured m;
-  if (auto why = family->skip_reason(spec, machine, 0)) {
-    m.skipped = *why;
-    return m;
-  }
-  std::unique_ptr<CaseBench> bench;
-  try {
-    bench = family->prepare(spec, machine, 0);
-  } catch (const SkipCase& e) {
-    m.skipped = e.what();
-    return m;
-  }
-  m.metrics = bench->metrics();
-  m.method = bench->timing_method();
-  bench->warm_up(spec.min_time);
-  m.operations = bench->operations_per_sample();
-  for (int i = 0; i < samples; ++i) {
-    m.samples.push_back(bench->measure());
-    EXPECT_EQ(m.samples.back().values.size(), m.metrics.size());
-    bench->verify();  // throws CaseFailure on a wrong destination
-  }
-  m.checks = bench->checks();
-  return m;
+MeasuredCase measure(const CaseSpec& spec, int samples = 3) {
+  return run_family_case(*make_small_copies_family(), spec, machine_from(collect_inventory({})),
+                         samples);
 }
 
-void expect_checks_pass(const Measured& m) {
+void expect_checks_pass(const MeasuredCase& m) {
   ASSERT_FALSE(m.checks.empty());
   for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
   for (const auto* name : {"copy_pattern", "copies_issued", "host_memory_kind", "batch_timing"}) {
@@ -106,14 +49,14 @@ TEST(SmallCopiesGpu, EveryMethodMovesTheDataAndCountsItsCalls) {
   PATHBENCH_REQUIRE_GPU();
   constexpr std::int64_t kCount = 256;
   constexpr std::int64_t kBytes = 4096;
-  std::map<std::string, Measured> results;
+  std::map<std::string, MeasuredCase> results;
   for (const auto& method : kMethods) {
     SCOPED_TRACE(method);
-    Measured m = measure(small_copies_case(method, kCount, kBytes));
-    if (m.skipped) {
+    MeasuredCase m = measure(small_copies_case(method, kCount, kBytes));
+    if (!m.skipped.empty()) {
       // Only batched may be unavailable (driver or runtime older than CUDA 12.8).
-      EXPECT_EQ(method, "batched") << *m.skipped;
-      std::printf("[   SKIP   ] %s: %s\n", method.c_str(), m.skipped->c_str());
+      EXPECT_EQ(method, "batched") << m.skipped;
+      std::printf("[   SKIP   ] %s: %s\n", method.c_str(), m.skipped.c_str());
       continue;
     }
     ASSERT_EQ(m.samples.size(), 3u);
@@ -123,7 +66,7 @@ TEST(SmallCopiesGpu, EveryMethodMovesTheDataAndCountsItsCalls) {
     EXPECT_EQ(m.metrics[1].name, "bandwidth");
     EXPECT_EQ(m.metrics[2].name, "api_calls_per_batch");
     EXPECT_EQ(m.metrics[3].name, "issue_cpu_time");
-    EXPECT_GE(m.operations, 1u);
+    EXPECT_GE(m.operations_per_sample, 1u);
     const double expected_calls = method == "individual" ? kCount : 1;
     for (const auto& s : m.samples) {
       EXPECT_GT(s.seconds, 0.0);
@@ -175,9 +118,9 @@ TEST(SmallCopiesGpu, DeviceToHostIntoScatteredPieces) {
   PATHBENCH_REQUIRE_GPU();
   for (const auto* method : {"individual", "coalesced", "batched", "graph"}) {
     SCOPED_TRACE(method);
-    const Measured m = measure(small_copies_case(method, 64, 4096 + 24, "d2h"), 2);
-    if (m.skipped) {
-      EXPECT_EQ(std::string(method), "batched") << *m.skipped;
+    const MeasuredCase m = measure(small_copies_case(method, 64, 4096 + 24, "d2h"), 2);
+    if (!m.skipped.empty()) {
+      EXPECT_EQ(std::string(method), "batched") << m.skipped;
       continue;
     }
     ASSERT_EQ(m.samples.size(), 2u);
@@ -194,9 +137,9 @@ TEST(SmallCopiesGpu, OddSizesAndSinglePieces) {
     for (const auto& [count, bytes] : std::vector<std::pair<std::int64_t, std::int64_t>>{
              {37, 1001}, {1, 1}, {3, (1 << 20) + 3}}) {
       SCOPED_TRACE(std::to_string(count) + " x " + std::to_string(bytes));
-      const Measured m = measure(small_copies_case(method, count, bytes), 2);
-      if (m.skipped) {
-        EXPECT_EQ(method, "batched") << *m.skipped;
+      const MeasuredCase m = measure(small_copies_case(method, count, bytes), 2);
+      if (!m.skipped.empty()) {
+        EXPECT_EQ(method, "batched") << m.skipped;
         continue;
       }
       expect_checks_pass(m);

@@ -2,14 +2,12 @@
 // a device (or on a device whose managed memory cannot fault, saying why).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <iostream>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/unified_memory_family.hpp"
-#include "core/errors.hpp"
+#include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"
 #include "scenario/expansion.hpp"
@@ -32,62 +30,19 @@ CaseSpec um_case(const std::string& method, std::int64_t stride, std::int64_t by
   return spec;
 }
 
-struct Measured {
-  std::vector<MetricSpec> metrics;
-  std::vector<Sample> samples;
-  std::vector<Check> checks;
-  TimingMethod method = TimingMethod::kCudaEventsLatched;
-  std::string skipped;  // why prepare() skipped the case, when it did
-
-  double median(const std::string& metric) const {
-    std::size_t i = 0;
-    while (i < metrics.size() && metrics[i].name != metric) ++i;
-    if (i == metrics.size()) {
-      ADD_FAILURE() << "no metric " << metric;
-      return 0;
-    }
-    std::vector<double> v;
-    for (const auto& s : samples) v.push_back(s.values.at(i));
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-  }
-  const Check* check(const std::string& name) const {
-    for (const auto& c : checks) {
-      if (c.name == name) return &c;
-    }
-    return nullptr;
-  }
-};
-
 // The same sequence the case runner follows: skip_reason, prepare, warm_up, (measure, verify)×n.
-Measured run(const CaseSpec& spec, int samples = 3) {
-  const auto family = make_unified_memory_family();
-  const Machine machine = machine_from(collect_inventory({}));
-  EXPECT_FALSE(family->invalid_combination(spec).has_value());
-  if (auto why = family->skip_reason(spec, machine, 0)) {
-    ADD_FAILURE() << "unexpected skip: " << *why;
+// Only prepare may skip (a device whose managed memory cannot fault); a skip_reason fails.
+MeasuredCase run(const CaseSpec& spec, int samples = 3) {
+  MeasuredCase m = run_family_case(*make_unified_memory_family(), spec,
+                                   machine_from(collect_inventory({})), samples);
+  if (!m.skipped.empty() && !m.skipped_in_prepare) {
+    ADD_FAILURE() << "unexpected skip: " << m.skipped;
     return {};
   }
-  Measured m;
-  std::unique_ptr<CaseBench> bench;
-  try {
-    bench = family->prepare(spec, machine, 0);
-  } catch (const SkipCase& e) {
-    m.skipped = e.what();
-    return m;
-  }
-  m.metrics = bench->metrics();
-  m.method = bench->timing_method();
-  bench->warm_up(spec.min_time);
-  for (int i = 0; i < samples; ++i) {
-    m.samples.push_back(bench->measure());
-    bench->verify();
-  }
-  m.checks = bench->checks();
   return m;
 }
 
-void expect_checks_pass(const Measured& m) {
+void expect_checks_pass(const MeasuredCase& m) {
   ASSERT_FALSE(m.checks.empty());
   for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
 }

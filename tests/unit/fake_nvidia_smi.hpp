@@ -1,13 +1,29 @@
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace pathbench::testing {
+
+// A captured nvidia-smi output under tests/fixtures/nvidia-smi/: its path (for a fake's script)
+// and its text (for a parser).
+inline std::string nvidia_smi_fixture_path(const std::string& name) {
+  return std::string(PATHBENCH_FIXTURES) + "/nvidia-smi/" + name;
+}
+
+inline std::string read_nvidia_smi_fixture(const std::string& name) {
+  std::ifstream in(nvidia_smi_fixture_path(name), std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 // Puts a fake nvidia-smi (a shell script with `script_body`) first on PATH for the lifetime of
 // the object, so inventory code can be tested end to end without a GPU.

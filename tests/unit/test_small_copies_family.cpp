@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
+#include "test_machines.hpp"
 
 namespace pathbench {
 namespace {
@@ -34,23 +35,7 @@ CaseSpec copies(const std::string& method, std::int64_t count, std::int64_t byte
       {{"method", method}, {"direction", direction}, {"count", count}, {"bytes", bytes}});
 }
 
-Machine gpu_machine(int gpus = 1) {
-  Machine m;
-  m.numa_nodes = {0};
-  m.node_cpus = {{0, 1, 2, 3}};
-  m.mem_available_bytes = 64ull << 30;
-  m.memlock_limit_bytes = UINT64_MAX;
-  m.thp_enabled = "madvise";
-  for (int i = 0; i < gpus; ++i) {
-    MachineGpu g;
-    g.index = i;
-    g.name = "NVIDIA H200";
-    g.numa_node = 0;
-    g.memory_bytes = 141ull << 30;
-    m.gpus.push_back(g);
-  }
-  return m;
-}
+using pathbench::testing::h200_machine;
 
 // The base class with a build that lacks cudaMemcpyBatchAsync.
 class OldRuntimeFamily final : public SmallCopiesFamilyBase {
@@ -177,12 +162,12 @@ TEST(SmallCopiesFamily, SkipReasons) {
   ASSERT_TRUE(none);
   EXPECT_NE(none->find("no CUDA device"), std::string::npos) << *none;
 
-  const Machine one = gpu_machine(1);
+  const Machine one = h200_machine(1);
   const auto missing = family->skip_reason(spec, one, 1);
   ASSERT_TRUE(missing);
   EXPECT_NE(missing->find("GPU 1 does not exist"), std::string::npos) << *missing;
   EXPECT_TRUE(family->skip_reason(spec, one, -1));
-  EXPECT_FALSE(family->skip_reason(spec, gpu_machine(2), 1));
+  EXPECT_FALSE(family->skip_reason(spec, h200_machine(2), 1));
 
   // Every method runs on a machine with a GPU; batched only when this build's CUDA runtime has
   // cudaMemcpyBatchAsync (12.8+; a build without CUDA skips in prepare() instead).
@@ -195,7 +180,7 @@ TEST(SmallCopiesFamily, SkipReasons) {
     }
   }
   // One NUMA node with an unknown GPU node is no reason to skip: placement is best effort.
-  Machine unknown_node = gpu_machine(1);
+  Machine unknown_node = h200_machine(1);
   unknown_node.gpus[0].numa_node.reset();
   unknown_node.numa_nodes = {0, 1};
   unknown_node.node_cpus = {{0}, {1}};
@@ -228,7 +213,7 @@ TEST(SmallCopiesFamily, ShippedScenarioFileExpandsAndValidates) {
     EXPECT_EQ(s.family, "small_copies");
     EXPECT_EQ(s.repetitions, 9);
     const auto cases = expand(s);
-    EXPECT_NO_THROW(validate_cases(s, cases, family, gpu_machine(), 0)) << s.name;
+    EXPECT_NO_THROW(validate_cases(s, cases, family, h200_machine(), 0)) << s.name;
     for (const auto& c : cases) ids.push_back(c.id);
   }
   EXPECT_EQ(ids.size(), 3u * 5 + 4);
@@ -257,14 +242,14 @@ TEST(SmallCopiesFamily, ScenarioValidationRejectsGatherD2hAndOversizedBatches) {
   const auto gather_d2h = scenario(
       R"({"method": ["gather_kernel"], "direction": ["d2h"], "count": [4], "bytes": [4096]})");
   try {
-    validate_cases(gather_d2h, expand(gather_d2h), family, gpu_machine(), 0);
+    validate_cases(gather_d2h, expand(gather_d2h), family, h200_machine(), 0);
     ADD_FAILURE() << "gather_kernel d2h was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("gather_kernel"), std::string::npos) << e.what();
   }
   // 65536 x 64 MiB = 4 TiB does not fit this machine.
   const auto huge = scenario(R"({"method": ["coalesced"], "count": [65536], "bytes": ["64MiB"]})");
-  EXPECT_THROW(validate_cases(huge, expand(huge), family, gpu_machine(), 0), InputError);
+  EXPECT_THROW(validate_cases(huge, expand(huge), family, h200_machine(), 0), InputError);
   // Values outside the axis schema are refused by the parser itself.
   EXPECT_THROW(scenario(R"({"method": ["individual"], "count": [0], "bytes": [4096]})"),
                InputError);

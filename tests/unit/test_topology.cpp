@@ -5,8 +5,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -17,17 +15,8 @@
 namespace pathbench {
 namespace {
 
-std::string fixture_path(const std::string& name) {
-  return std::string(PATHBENCH_FIXTURES) + "/nvidia-smi/" + name;
-}
-
-std::string read_fixture(const std::string& name) {
-  std::ifstream in(fixture_path(name), std::ios::binary);
-  EXPECT_TRUE(in) << name;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using pathbench::testing::nvidia_smi_fixture_path;
+using pathbench::testing::read_nvidia_smi_fixture;
 
 P2PMatrix all_peers(int gpus, bool access, int rank, bool atomics) {
   P2PMatrix p2p;
@@ -44,7 +33,7 @@ TEST(TopoParse, Argv) {
 }
 
 TEST(TopoParse, OneGpuWithAnsiUnderline) {
-  const std::string text = read_fixture("topo_1gpu.txt");
+  const std::string text = read_nvidia_smi_fixture("topo_1gpu.txt");
   ASSERT_NE(text.find("\x1b[4m"), std::string::npos);  // the fixture really has the escapes
   const TopoMatrix topo = parse_nvidia_smi_topo(text);
   EXPECT_EQ(topo.gpus, (std::vector<std::string>{"GPU0"}));
@@ -54,7 +43,7 @@ TEST(TopoParse, OneGpuWithAnsiUnderline) {
 }
 
 TEST(TopoParse, TwoGpusNv18) {
-  const TopoMatrix topo = parse_nvidia_smi_topo(read_fixture("topo_2gpu_nv18.txt"));
+  const TopoMatrix topo = parse_nvidia_smi_topo(read_nvidia_smi_fixture("topo_2gpu_nv18.txt"));
   EXPECT_EQ(topo.gpus, (std::vector<std::string>{"GPU0", "GPU1"}));
   ASSERT_EQ(topo.cells.size(), 2u);
   EXPECT_EQ(topo.cells[0], (std::vector<std::string>{"X", "NV18"}));
@@ -78,7 +67,7 @@ TEST(TopoParse, TwoGpusNv18) {
 }
 
 TEST(TopoParse, TwoGpusPcie) {
-  const TopoMatrix topo = parse_nvidia_smi_topo(read_fixture("topo_2gpu_pcie.txt"));
+  const TopoMatrix topo = parse_nvidia_smi_topo(read_nvidia_smi_fixture("topo_2gpu_pcie.txt"));
   ASSERT_EQ(topo.gpus.size(), 2u);
   EXPECT_EQ(topo.cells[0][1], "PIX");
   EXPECT_EQ(topo.cells[1][0], "PIX");
@@ -104,7 +93,7 @@ TEST(TopoParse, TwoGpusPcie) {
 }
 
 TEST(TopoParse, EightGpusNicColumnsAndRowsAreIgnored) {
-  const TopoMatrix topo = parse_nvidia_smi_topo(read_fixture("topo_8gpu_nv18_nics.txt"));
+  const TopoMatrix topo = parse_nvidia_smi_topo(read_nvidia_smi_fixture("topo_8gpu_nv18_nics.txt"));
   ASSERT_EQ(topo.gpus.size(), 8u);
   EXPECT_EQ(topo.gpus.back(), "GPU7");
   ASSERT_EQ(topo.cells.size(), 8u);
@@ -127,7 +116,7 @@ TEST(TopoParse, EightGpusNicColumnsAndRowsAreIgnored) {
 
 TEST(TopoParse, MalformedNamesTheLine) {
   try {
-    parse_nvidia_smi_topo(read_fixture("topo_malformed.txt"));
+    parse_nvidia_smi_topo(read_nvidia_smi_fixture("topo_malformed.txt"));
     ADD_FAILURE() << "accepted the malformed fixture";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
@@ -238,7 +227,7 @@ Inventory two_gpu_inventory() {
   }
   inv.nvidia_smi_status = "ok";
   inv.topo_status = "ok";
-  inv.links = build_link_map(parse_nvidia_smi_topo(read_fixture("topo_2gpu_nv18.txt")),
+  inv.links = build_link_map(parse_nvidia_smi_topo(read_nvidia_smi_fixture("topo_2gpu_nv18.txt")),
                              all_peers(2, true, 0, true));
   inv.links[1].performance_rank.reset();  // a null survives too
   return inv;
@@ -310,8 +299,8 @@ using pathbench::testing::FakeNvidiaSmi;
 
 TEST(CollectInventoryLinks, EightGpusFromNvidiaSmi) {
   FakeNvidiaSmi fake("if [ \"$1\" = topo ]; then [ \"$2\" = -m ] || exit 2; cat '" +
-                     fixture_path("topo_8gpu_nv18_nics.txt") + "'; else cat '" +
-                     fixture_path("h100_sxm_x8.csv") + "'; fi");
+                     nvidia_smi_fixture_path("topo_8gpu_nv18_nics.txt") + "'; else cat '" +
+                     nvidia_smi_fixture_path("h100_sxm_x8.csv") + "'; fi");
   const Inventory inv = collect_inventory({});
   if (inv.cuda_unavailable_reason.empty()) {
     GTEST_SKIP() << "CUDA sees a real GPU here; the fake rows would be merged into it";
@@ -330,15 +319,17 @@ TEST(CollectInventoryLinks, EightGpusFromNvidiaSmi) {
 
 TEST(CollectInventoryLinks, StatusSaysWhyThereAreNoLinks) {
   {
-    FakeNvidiaSmi fake("[ \"$1\" = topo ] && exit 7\ncat '" + fixture_path("h200_x1.csv") + "'");
+    FakeNvidiaSmi fake("[ \"$1\" = topo ] && exit 7\ncat '" +
+                       nvidia_smi_fixture_path("h200_x1.csv") + "'");
     const Inventory inv = collect_inventory({});
     if (inv.cuda_unavailable_reason.empty()) GTEST_SKIP() << "CUDA sees a real GPU here";
     EXPECT_EQ(inv.topo_status, "one GPU: no GPU pairs");
     EXPECT_TRUE(inv.links.empty());
   }
   {
-    FakeNvidiaSmi fake("if [ \"$1\" = topo ]; then cat '" + fixture_path("topo_malformed.txt") +
-                       "'; else cat '" + fixture_path("h100_sxm_x8.csv") + "'; fi");
+    FakeNvidiaSmi fake("if [ \"$1\" = topo ]; then cat '" +
+                       nvidia_smi_fixture_path("topo_malformed.txt") + "'; else cat '" +
+                       nvidia_smi_fixture_path("h100_sxm_x8.csv") + "'; fi");
     const Inventory inv = collect_inventory({});
     EXPECT_EQ(inv.topo_status.rfind("nvidia-smi topo -m output not understood: ", 0), 0u)
         << inv.topo_status;
