@@ -32,9 +32,10 @@
 #include "core/errors.hpp"
 #include "core/units.hpp"
 #include "cuda/cuda_resources.hpp"
-#include "cuda/memory_type.hpp"
 #include "cuda/device_pattern.hpp"
 #include "cuda/gpu_block_timer.hpp"
+#include "cuda/kernel_loading.hpp"
+#include "cuda/memory_type.hpp"
 #include "measure/host_clock.hpp"
 #include "measure/pattern_word.hpp"
 #include "placement/memory_policy.hpp"
@@ -198,6 +199,7 @@ class SmallCopiesBench final : public CaseBench {
     stream_.emplace();
     timer_.emplace();
     checker_.emplace();
+    load_kernel(gather_kernel);  // before the first latched block (see kernel_loading.hpp)
     allocate();
     build_copy_lists();
     fill_source();

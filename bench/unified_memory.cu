@@ -13,6 +13,7 @@
 #include "core/units.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/gpu_block_timer.hpp"
+#include "cuda/kernel_loading.hpp"
 #include "measure/host_clock.hpp"
 #include "placement/thread_affinity.hpp"
 #include "timeline/cupti_timeline.hpp"
@@ -144,6 +145,7 @@ class UnifiedMemoryBench final : public CaseBench {
     }
     stream_.emplace();
     timer_.emplace();
+    load_kernel(touch_kernel);  // before the first latched block (see kernel_loading.hpp)
     // CUPTI counts the migrations of managed allocations made after it was initialised only.
     counters_unavailable_ = prepare_cupti_tracing();
     buffer_ = ManagedMemory(request_.bytes);

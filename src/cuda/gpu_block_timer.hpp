@@ -15,11 +15,12 @@ namespace pathbench {
 // enqueue the block, record a stop event, release the latch, wait. Warm-up is the caller's job.
 //
 // Some operations block the enqueueing thread until the stream reaches them (a graph launch of
-// many copies, a kernel touching managed memory, large peer copies on some drivers); behind a
-// latch that would deadlock. The first block is therefore latched with a short timeout: if the
-// host could not finish enqueueing, the timer says so and from then on times blocks with the
-// host's steady clock (enqueue + stream synchronisation) instead — the caller reports that
-// method (host_timed()) rather than a number the latch could not vouch for.
+// many copies, large peer copies on some drivers, the first launch of a kernel CUDA has not
+// loaded yet: see cuda/kernel_loading.hpp); behind a latch that would deadlock. The first block is
+// therefore latched with a short timeout: if the host could not finish enqueueing, the timer says
+// so and from then on times blocks with the host's steady clock (enqueue + stream synchronisation)
+// instead — the caller reports that method (host_timed()) rather than a number the latch could not
+// vouch for.
 //
 // A block can span several streams, each on its own GPU (copies to every GPU at once): one latch
 // kernel holds each stream, one release lets all of them go together, and each stream is timed

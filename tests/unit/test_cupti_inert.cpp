@@ -70,7 +70,9 @@ TEST(CuptiInert, NoDriverReasonNamesTheDriver) {
   // Without a GPU the driver is usually missing altogether (this build machine); a machine with
   // a driver but no visible device gets CUPTI's own error instead.
   const bool driver_missing = probe_cuda().driver_version.has_value() == false;
-  if (driver_missing) EXPECT_NE(reason.find("driver"), std::string::npos) << reason;
+  if (driver_missing) {
+    EXPECT_NE(reason.find("driver"), std::string::npos) << reason;
+  }
 }
 #endif
 

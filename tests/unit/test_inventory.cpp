@@ -556,7 +556,9 @@ TEST(CollectInventory, RunsOnThisMachine) {
   EXPECT_FALSE(inv.cpuset.empty());
   EXPECT_FALSE(inv.mems_allowed.empty());
   EXPECT_GT(inv.mem_total_bytes, 0u);
-  if (inv.numa_nodes.size() == 1) EXPECT_EQ(inv.numa_nodes[0].memory_bytes, inv.mem_total_bytes);
+  if (inv.numa_nodes.size() == 1) {
+    EXPECT_EQ(inv.numa_nodes[0].memory_bytes, inv.mem_total_bytes);
+  }
   EXPECT_EQ(inv.kernel.rfind("Linux ", 0), 0u);
   EXPECT_EQ(inv.topology_fingerprint, topology_fingerprint(inv));
   EXPECT_EQ(inv.topology_fingerprint.size(), 64u);
@@ -564,7 +566,9 @@ TEST(CollectInventory, RunsOnThisMachine) {
   EXPECT_EQ(inv.node_type, derive_node_type(inv));
   EXPECT_FALSE(inv.nvidia_smi_status.empty());
   EXPECT_FALSE(inv.topo_status.empty());
-  if (inv.gpus.size() < 2) EXPECT_TRUE(inv.links.empty());
+  if (inv.gpus.size() < 2) {
+    EXPECT_TRUE(inv.links.empty());
+  }
   if (inv.gpus.empty()) {
     // The CI machine has no GPU and no nvidia-smi.
     EXPECT_NE(inv.nvidia_smi_status, "ok");
