@@ -41,7 +41,8 @@ Plan make_plan(const std::vector<std::string>& inputs, const std::string& filter
     try {
       re.emplace(filter, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      throw InputError("--filter", "", "not a valid regular expression: " + std::string(e.what()));
+      throw InputError::option("--filter",
+                               "not a valid regular expression: " + std::string(e.what()));
     }
   }
   Plan plan;
@@ -117,7 +118,7 @@ std::string file_name_label(const std::string& text) {
 
 int run_command(const RunOptions& options) {
   if (options.repetitions && *options.repetitions < 1) {
-    throw InputError("--repetitions", "", "must be at least 1");
+    throw InputError::option("--repetitions", "must be at least 1");
   }
   if (!options.benchmark_out.empty()) {
     // Checked before measuring: an unknown format must not cost a whole run.

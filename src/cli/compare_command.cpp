@@ -36,14 +36,14 @@ std::filesystem::path baseline_file_for(const Result& result, const std::string&
 
 int compare_command(const CompareCliOptions& options) {
   if (!(options.alpha > 0 && options.alpha < 1)) {
-    throw InputError("--alpha", "", "must be in (0, 1)");
+    throw InputError::option("--alpha", "must be in (0, 1)");
   }
-  if (!(options.threshold_pct > 0)) throw InputError("--threshold", "", "must be positive");
+  if (!(options.threshold_pct > 0)) throw InputError::option("--threshold", "must be positive");
   if (!(options.floor_fraction > 0 && options.floor_fraction <= 1)) {
-    throw InputError("--floor-fraction", "", "must be in (0, 1]");
+    throw InputError::option("--floor-fraction", "must be in (0, 1]");
   }
   if (!(options.nvlink_floor_fraction > 0 && options.nvlink_floor_fraction <= 1)) {
-    throw InputError("--nvlink-floor", "", "must be in (0, 1]");
+    throw InputError::option("--nvlink-floor", "must be in (0, 1]");
   }
   const std::size_t wanted = options.floors_only ? 1 : 2;
   if (options.files.size() != wanted) {

@@ -16,10 +16,17 @@ class InputError : public std::runtime_error {
                            what),
         file_(std::move(file)),
         pointer_(std::move(pointer)) {}
+  // A bad command-line option value: "--name: what" (there is no file or JSON pointer).
+  static InputError option(const std::string& name, const std::string& what) {
+    return InputError(name, what, OptionTag{});
+  }
   const std::string& file() const { return file_; }
   const std::string& pointer() const { return pointer_; }
 
  private:
+  struct OptionTag {};
+  InputError(const std::string& name, const std::string& what, OptionTag)
+      : std::runtime_error(name + ": " + what), file_(name) {}
   std::string file_;
   std::string pointer_;
 };

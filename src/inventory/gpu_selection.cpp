@@ -41,7 +41,8 @@ std::vector<int> parse_device_list(std::string_view text, const std::vector<int>
   const std::string_view all = trim(text);
   if (all == "all") return sorted_available;
   if (all.empty()) {
-    throw InputError(option, "", "expected \"all\" or a comma list of CUDA device indexes (0,1)");
+    throw InputError::option(option,
+                             "expected \"all\" or a comma list of CUDA device indexes (0,1)");
   }
   const std::string machine = sorted_available.empty() ? "this machine has no usable CUDA device"
                                                        : "this machine's CUDA devices are " +
@@ -54,13 +55,13 @@ std::vector<int> parse_device_list(std::string_view text, const std::vector<int>
         trim(all.substr(start, comma == std::string_view::npos ? all.npos : comma - start));
     const auto index = parse_index(item);
     if (!index) {
-      throw InputError(option, "",
-                       "\"" + std::string(item) +
-                           "\" is not a CUDA device index (expected \"all\" or a comma list "
-                           "such as 0,1)");
+      throw InputError::option(
+          option, "\"" + std::string(item) +
+                      "\" is not a CUDA device index (expected \"all\" or a comma list "
+                      "such as 0,1)");
     }
     if (std::find(out.begin(), out.end(), *index) != out.end()) {
-      throw InputError(option, "", "GPU " + std::to_string(*index) + " is listed twice");
+      throw InputError::option(option, "GPU " + std::to_string(*index) + " is listed twice");
     }
     out.push_back(*index);
     if (comma == std::string_view::npos) break;
@@ -69,7 +70,8 @@ std::vector<int> parse_device_list(std::string_view text, const std::vector<int>
   // The whole list is well-formed; now, does this machine have each GPU?
   for (int index : out) {
     if (!std::binary_search(sorted_available.begin(), sorted_available.end(), index)) {
-      throw InputError(option, "", "GPU " + std::to_string(index) + " does not exist; " + machine);
+      throw InputError::option(option,
+                               "GPU " + std::to_string(index) + " does not exist; " + machine);
     }
   }
   std::sort(out.begin(), out.end());

@@ -19,8 +19,8 @@ void write_benchmark_output(const std::string& path, const std::string& format,
   } else if (format == "csv") {
     reporter = std::make_unique<benchmark::CSVReporter>();
   } else {
-    throw InputError("--benchmark_out_format", "",
-                     "\"" + format + "\" is not one of: json, console, csv");
+    throw InputError::option("--benchmark_out_format",
+                             "\"" + format + "\" is not one of: json, console, csv");
   }
   std::ostringstream out, err;
   reporter->SetOutputStream(&out);

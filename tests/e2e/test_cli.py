@@ -689,7 +689,8 @@ class TestDevicesOption(unittest.TestCase):
                                   "--out" if sub == "run" else "--filter",
                                   os.devnull if sub == "run" else ".")
                     self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
-                    self.assertIn("pathbench: error: --devices: /: ", proc.stderr)
+                    self.assertIn("pathbench: error: --devices: ", proc.stderr)
+                    self.assertNotIn("--devices: /:", proc.stderr)
                     self.assertIn(message, proc.stderr)
 
     def test_devices_selects_the_pairs(self) -> None:
