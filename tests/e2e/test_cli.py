@@ -13,7 +13,6 @@ file is pathbench.result/v1 with context, scenario files + sha256, start/end tim
 """
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import datetime
 import hashlib
@@ -30,6 +29,8 @@ import time
 import unittest
 from pathlib import Path
 from typing import Any
+
+import harness
 
 # Set by main() from --pathbench / --source.
 PATHBENCH: Path = Path("pathbench")
@@ -972,19 +973,8 @@ class TestBadScenarioFiles(unittest.TestCase):
 
 def main() -> int:
     global PATHBENCH, SOURCE
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pathbench", required=True, type=Path, help="the pathbench binary")
-    parser.add_argument("--source", required=True, type=Path, help="the repository root")
-    args, rest = parser.parse_known_args()
-    PATHBENCH = args.pathbench.resolve()
-    SOURCE = args.source.resolve()
-    if not os.access(PATHBENCH, os.X_OK):
-        print(f"test_cli.py: {PATHBENCH} is not an executable", file=sys.stderr)
-        return 2
-    start = time.monotonic()
-    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
-    print(f"test_cli.py: {time.monotonic() - start:.1f} s", file=sys.stderr)
-    return 0 if program.result.wasSuccessful() else 1
+    PATHBENCH, SOURCE, rest = harness.parse_binary_args(__doc__.splitlines()[0])
+    return harness.run_unittests(rest)
 
 
 if __name__ == "__main__":

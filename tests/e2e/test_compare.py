@@ -16,7 +16,6 @@ Mann-Whitney U p < alpha (0.05). Exit codes: 0 pass, 1 regression / failed case 
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import json
@@ -33,6 +32,8 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
+
+import harness
 
 # Set by main() from --pathbench / --source.
 PATHBENCH: Path = Path("pathbench")
@@ -728,19 +729,8 @@ class RunOutputs(TempDirTest):
 
 def main() -> int:
     global PATHBENCH, SOURCE
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pathbench", required=True, type=Path, help="the pathbench binary")
-    parser.add_argument("--source", required=True, type=Path, help="the repository root")
-    args, rest = parser.parse_known_args()
-    PATHBENCH = args.pathbench.resolve()
-    SOURCE = args.source.resolve()
-    if not os.access(PATHBENCH, os.X_OK):
-        print(f"test_compare.py: {PATHBENCH} is not an executable", file=sys.stderr)
-        return 2
-    start = time.monotonic()
-    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
-    print(f"test_compare.py: {time.monotonic() - start:.1f} s", file=sys.stderr)
-    return 0 if program.result.wasSuccessful() else 1
+    PATHBENCH, SOURCE, rest = harness.parse_binary_args(__doc__.splitlines()[0])
+    return harness.run_unittests(rest)
 
 
 if __name__ == "__main__":

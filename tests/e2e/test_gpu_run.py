@@ -15,7 +15,6 @@ Prints a table of the copy medians for docs/measurements.md.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -25,6 +24,8 @@ import time
 import unittest
 from pathlib import Path
 from typing import Any
+
+import harness
 
 PATHBENCH: Path = Path("pathbench")
 SOURCE: Path = Path(".")
@@ -237,21 +238,12 @@ class TestDefaultRunOnGpu(unittest.TestCase):
 
 def main() -> int:
     global PATHBENCH, SOURCE
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pathbench", required=True, type=Path, help="the pathbench binary")
-    parser.add_argument("--source", required=True, type=Path, help="the repository root")
-    args, rest = parser.parse_known_args()
-    PATHBENCH = args.pathbench.resolve()
-    SOURCE = args.source.resolve()
-    if not os.access(PATHBENCH, os.X_OK):
-        print(f"test_gpu_run.py: {PATHBENCH} is not an executable", file=sys.stderr)
-        return 2
+    PATHBENCH, SOURCE, rest = harness.parse_binary_args(__doc__.splitlines()[0])
     reason = no_gpu_reason(read_inventory())
     if reason is not None:
         print(f"SKIPPED: no GPU: {reason}")
         return EXIT_SKIP
-    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
-    return 0 if program.result.wasSuccessful() else 1
+    return harness.run_unittests(rest)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ Both tools are required: when one is missing the test FAILS and says how to inst
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -31,6 +30,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+import harness
 
 # Set by main() from --pathbench / --source.
 PATHBENCH: Path = Path("pathbench")
@@ -372,17 +373,8 @@ class ExportBadInput(unittest.TestCase):
 
 def main() -> int:
     global PATHBENCH, SOURCE
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pathbench", required=True, type=Path, help="the pathbench binary")
-    parser.add_argument("--source", required=True, type=Path, help="the repository root")
-    args, rest = parser.parse_known_args()
-    PATHBENCH = args.pathbench.resolve()
-    SOURCE = args.source.resolve()
-    if not os.access(PATHBENCH, os.X_OK):
-        print(f"test_prometheus.py: {PATHBENCH} is not an executable", file=sys.stderr)
-        return 2
-    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
-    return 0 if program.result.wasSuccessful() else 1
+    PATHBENCH, SOURCE, rest = harness.parse_binary_args(__doc__.splitlines()[0])
+    return harness.run_unittests(rest)
 
 
 if __name__ == "__main__":
