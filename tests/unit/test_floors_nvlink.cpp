@@ -275,10 +275,9 @@ TEST(NvlinkFloor, OnlyNvlinkBandwidthCasesOfPeerMethodsAreHeld) {
   const auto checks = check_floors(r, FloorOptions{});
   EXPECT_TRUE(case_checks(checks).empty());
 
-  // sm_read is the direct path too.
+  // sm_read (a kernel reading the peer) is not a link floor: its rate depends on the kernel.
   r.cases = {uni("0-1", 20.0, "nvlink18", "sm_read")};
-  EXPECT_EQ(find(check_floors(r, FloorOptions{}), r.cases[0].id)->verdict,
-            FloorVerdict::kNvlinkAtPcieSpeed);
+  EXPECT_TRUE(case_checks(check_floors(r, FloorOptions{})).empty());
 }
 
 TEST(NvlinkFloor, AbsentMeasureAndDirectionAreBandwidthAndUni) {
