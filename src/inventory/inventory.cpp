@@ -281,7 +281,8 @@ void collect_numa_nodes(Inventory& inventory, const HwlocTopology* topology) {
 // ---------------------------------------------------------------------------------------------
 // JSON
 
-nlohmann::ordered_json optional_json(const std::optional<int>& value) {
+template <typename T>
+nlohmann::ordered_json optional_json(const std::optional<T>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
@@ -307,18 +308,12 @@ nlohmann::ordered_json gpu_json(const GpuInventory& gpu) {
   if (gpu.nvlink) {
     nlohmann::ordered_json n;
     n["active_links"] = gpu.nvlink->active_links;
-    n["link_gb_per_s"] = gpu.nvlink->link_gb_per_s
-                             ? nlohmann::ordered_json(*gpu.nvlink->link_gb_per_s)
-                             : nlohmann::ordered_json(nullptr);
+    n["link_gb_per_s"] = optional_json(gpu.nvlink->link_gb_per_s);
     j["nvlink"] = std::move(n);
   } else {
     j["nvlink"] = nullptr;
   }
   return j;
-}
-
-nlohmann::ordered_json optional_json(const std::optional<bool>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
 nlohmann::ordered_json link_json(const GpuLink& link) {
