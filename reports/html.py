@@ -367,6 +367,40 @@ def _identity_row(label: str, ident: dict[str, Any]) -> str:
     return f"<tr><th>{esc(label)}</th>{cells}</tr>"
 
 
+def section_changes(data: dict[str, Any]) -> str:
+    """What changed in the node's context (first, as in every compare output), noise, and the
+    metrics this node type cannot gate."""
+    parts: list[str] = []
+    changes = [c for c in data.get("changes") or [] if isinstance(c, dict)]
+    if changes:
+        parts.append('<div class="callout"><b>What changed since the baseline</b><ul>'
+                     + "".join(f"<li>{esc(c.get('text') or c.get('field'))}</li>" for c in changes)
+                     + "</ul></div>")
+    elif "changes" in data:
+        parts.append('<div class="callout good">What changed since the baseline: nothing in the '
+                     "node's context.</div>")
+    noise = [str(n) for n in data.get("noise") or []]
+    if noise:
+        judged = bool(data.get("allow_noisy"))
+        parts.append(f'<div class="callout {"" if judged else "bad"}"><b>Taken under noise</b>'
+                     + (" (judged anyway: --allow-noisy)" if judged else
+                        " — incomparable (exit 2) unless --allow-noisy")
+                     + "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in noise) + "</ul></div>")
+    unstable = [u for u in data.get("not_gateable") or [] if isinstance(u, dict)]
+    if unstable:
+        rows = "".join(
+            f'<tr><td class="id">{esc_id(u.get("id"))}</td><td>{esc(u.get("metric"))}</td>'
+            f'<td>{esc(u.get("timing_class"))}</td><td class="num">{fmt_num(u.get("spread_pct"), ".3g")} %</td>'
+            f'<td class="num">{fmt_num(u.get("threshold_pct"), "g")} %</td>'
+            f'<td class="num">{esc(u.get("n_runs"))}</td></tr>' for u in unstable)
+        parts.append("<h3>Not gateable on this node type</h3><p class=\"small\">The baseline's run medians "
+                     "spread wider than the threshold: reported, never failing.</p>"
+                     "<table class=\"small\"><thead><tr><th>id</th><th>metric</th><th>timed by</th>"
+                     "<th class=\"num\">between-run spread</th><th class=\"num\">threshold</th>"
+                     f"<th class=\"num\">runs</th></tr></thead><tbody>{rows}</tbody></table>")
+    return "".join(parts)
+
+
 def section_verdicts(compare: Any, result: Any) -> str:
     data = compare.data
     mode = str(data.get("mode") or "gate")
@@ -381,6 +415,7 @@ def section_verdicts(compare: Any, result: Any) -> str:
              "<th>topology fingerprint</th></tr></thead><tbody>",
              _identity_row("baseline", base) if base else "", _identity_row("result", res) if res else "",
              "</tbody></table>"]
+    parts.append(section_changes(data))
     incomparable = data.get("incomparable")
     if isinstance(incomparable, list) and incomparable:
         parts.append('<div class="callout bad"><b>Incomparable</b>: the results cannot be gated against each other'
@@ -422,7 +457,9 @@ def section_verdicts(compare: Any, result: Any) -> str:
             reason_html = esc(reason) + f'<div class="secondary">{esc(reason_extra)}</div>'
         else:
             reason_html = esc(reason)
-        rows.append(f'<tr><td class="id">{esc_id(case.get("id"))}</td><td>{verdict_badge(verdict)}</td>'
+        label = str(m.get("label") or "") if m else ""
+        label_html = f'<div class="small">{esc(label)}</div>' if label and label != verdict else ""
+        rows.append(f'<tr><td class="id">{esc_id(case.get("id"))}</td><td>{verdict_badge(verdict)}{label_html}</td>'
                     f"<td>{metric}</td>"
                     f'<td class="num">{esc(plot.format_value(m.get("baseline_median"), unit)) if m else ""}</td>'
                     f'<td class="num">{esc(plot.format_value(m.get("result_median"), unit)) if m else ""}</td>'

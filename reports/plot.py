@@ -94,11 +94,14 @@ VERDICT_COLORS: dict[str, str] = {
     "new": "#17becf",
     "skipped": "#9e9e9e",
     "across": "#9467bd",
+    "insufficient": "#8c564b",
+    "flaky": "#bcbd22",
+    "unstable": "#b0b0b0",
 }
 # Worst first.
 VERDICT_RANK: dict[str, int] = {
-    "failed": 0, "regression": 1, "missing": 2, "noise": 3, "across": 4, "new": 5,
-    "pass": 6, "improvement": 7, "skipped": 8,
+    "failed": 0, "regression": 1, "missing": 2, "insufficient": 2, "flaky": 3, "noise": 3,
+    "unstable": 4, "across": 4, "new": 5, "pass": 6, "improvement": 7, "skipped": 8,
 }
 
 

@@ -7,18 +7,19 @@
 #include <ctime>
 #include <iostream>
 #include <regex>
-#include <unordered_set>
 
 #include "cli/summary_table.hpp"
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
 #include "core/units.hpp"
+#include "inventory/environment.hpp"
 #include "inventory/gpu_selection.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/benchmark_output.hpp"
 #include "measure/case_runner.hpp"
 #include "measure/nvtx.hpp"
 #include "result/result.hpp"
+#include "scenario/duplicate_cases.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
 #include "timeline/cupti_library.hpp"
@@ -50,24 +51,23 @@ Plan make_plan(const std::vector<std::string>& inputs, const std::string& filter
     plan.files.push_back(
         load_scenario_file(path, families, machine.numa_nodes, machine.selected_gpus));
   }
-  std::unordered_set<std::string> seen_ids;
-  for (const auto& file : plan.files) {
-    for (const auto& scenario : file.scenarios) {
+  // A case of a later file that an earlier file already produced runs once, as defined first
+  // (the shipped folder overlaps on purpose); within one file a repeated id is an error.
+  DuplicateCases duplicates;
+  for (std::size_t file_index = 0; file_index < plan.files.size(); ++file_index) {
+    for (const auto& scenario : plan.files[file_index].scenarios) {
       const Family& family = *families.find(scenario.family);
       auto cases = expand(scenario);
       derive_case_params(cases, family, machine);  // e.g. peer's link=nvlink18, part of the id
       validate_cases(scenario, cases, family, machine, device);
       for (auto& c : cases) {
         if (re && !std::regex_search(c.id, *re)) continue;
-        if (!seen_ids.insert(c.id).second) {
-          throw InputError(file.path, scenario.pointer,
-                           "case " + c.id +
-                               " is also produced by an earlier scenario; case ids "
-                               "must be unique within a run");
-        }
-        plan.cases.emplace_back(&scenario, std::move(c));
+        if (duplicates.admit(file_index, c)) plan.cases.emplace_back(&scenario, std::move(c));
       }
     }
+  }
+  for (const auto& note : duplicates.notes()) {
+    std::fprintf(stderr, "pathbench: note: %s\n", note.c_str());
   }
   if (plan.cases.empty()) {
     throw InputError(re ? "--filter" : inputs.front(), "",
@@ -140,10 +140,15 @@ int run_command(const RunOptions& options) {
     }
   }
 
+  // Before any case: what else loads the node's CPUs and GPUs as measuring begins. Written with
+  // the first save, so a run killed half-way still says what it ran under.
+  const EnvironmentSample environment_start = collect_environment_sample(inventory);
+
   Result result;
   result.context = to_json(inventory);
   result.context["device"] = options.device;          // which GPU the GPU families ran on
   result.context["devices"] = machine.selected_gpus;  // the GPUs the multi-GPU families used
+  result.context["environment"] = run_environment_json(environment_start, std::nullopt);
   for (const auto& f : plan.files) result.scenario_files.push_back({f.path, f.sha256});
   result.start_time = iso8601_utc_now();
   const std::filesystem::path out =
@@ -186,6 +191,10 @@ int run_command(const RunOptions& options) {
   }
   scenario_range.reset();
   progress.finish();
+  // After the last case: with the start sample, the CPU steal over the run and any GPU process or
+  // throttling that appeared while it measured (compare refuses such a result as noisy).
+  result.context["environment"] =
+      run_environment_json(environment_start, collect_environment_sample(inventory));
   result.end_time = iso8601_utc_now();
   save_result(out, result);
 

@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/export_command.hpp"
+#include "cli/stress_command.hpp"
 #include "core/errors.hpp"
 
 namespace {
@@ -70,11 +71,41 @@ int main(int argc, char** argv) {
                    "Format of --benchmark_out: json, console or csv")
       ->capture_default_str();
 
+  // Options compare and gate share (the decision rule, floors, outputs).
+  const auto add_judge_options = [](CLI::App* cmd, cli::JudgeCliOptions& o) {
+    cmd->add_option("--alpha", o.alpha,
+                    "Significance level of both tests: the result's median against the "
+                    "baseline's run-to-run spread, and the samples (Mann-Whitney U)")
+        ->capture_default_str();
+    cmd->add_option("--threshold", o.threshold_pct,
+                    "Default regression threshold in percent of the median (a scenario's gate "
+                    "block overrides it)")
+        ->capture_default_str();
+    cmd->add_option("--spread-k", o.k,
+                    "A move must also exceed this many times the baseline's between-run spread")
+        ->capture_default_str();
+    cmd->add_flag("--allow-noisy", o.allow_noisy,
+                  "Judge a result or baseline taken under noise (CPU steal, another GPU process, "
+                  "throttling) instead of refusing it (exit 2)");
+    cmd->add_option("--floor-fraction", o.floor_fraction,
+                    "Share of the raw PCIe rate pinned copies >= 256 MiB must reach")
+        ->capture_default_str();
+    cmd->add_option("--nvlink-floor", o.nvlink_floor_fraction,
+                    "Share of N links x the per-link NVLink rate (per direction) that peer "
+                    "copies >= 256 MiB over an NVLink pair must reach")
+        ->capture_default_str();
+    cmd->add_option("--json", o.json_out, "Write machine-readable verdicts here");
+    cmd->add_option("--junit", o.junit_out,
+                    "Write JUnit XML here (what changed as properties; one testcase per case: "
+                    "regressions and failures as failures, unstable metrics and skips as skipped)");
+  };
+
   cli::CompareCliOptions compare;
   auto* compare_cmd = app.add_subcommand(
       "compare",
-      "Compare RESULT with BASELINE case by case (exit 0 pass, 1 regression or failed case, 2 "
-      "missing cases or incomparable results, 3 bad input), or check --floors of one RESULT");
+      "Compare RESULT with BASELINE (a pathbench.baseline/v1 of several runs, or one result) "
+      "case by case (exit 0 pass, 1 regression or failed case, 2 missing cases, too few samples, "
+      "incomparable or noisy results, 3 bad input), or check --floors of one RESULT");
   compare_cmd->add_option("files", compare.files, "BASELINE RESULT, or RESULT with --floors")
       ->required();
   compare_cmd->add_flag("--floors", compare.floors_only,
@@ -83,38 +114,42 @@ int main(int argc, char** argv) {
                         "no baseline needed");
   compare_cmd->add_flag("--across", compare.across,
                         "Compare different node types: a side-by-side ratio table, no verdicts");
-  compare_cmd->add_option("--alpha", compare.alpha, "Significance level of the Mann-Whitney U test")
+  add_judge_options(compare_cmd, compare);
+
+  cli::GateCliOptions gate;
+  auto* gate_cmd = app.add_subcommand(
+      "gate",
+      "The hardware-CI gate: compare RESULT with the baseline of its node type, re-run the "
+      "suspect cases --confirm times in fresh processes, and fail only on regressions that "
+      "reproduce in the majority of all runs (others are reported as flaky). Exit codes as "
+      "compare; 2 also when the node type has no baseline yet (the floors are still checked)");
+  gate_cmd->add_option("result", gate.result, "A result file")->required();
+  gate_cmd->add_option("--baselines", gate.baselines, "Baselines folder")->capture_default_str();
+  gate_cmd->add_option("--confirm", gate.confirm, "Re-runs of the suspect cases (0: none)")
       ->capture_default_str();
-  compare_cmd
-      ->add_option("--threshold", compare.threshold_pct,
-                   "Default regression threshold in percent of the median (a scenario's "
-                   "gate block overrides it)")
+  gate_cmd->add_option("--rerun-dir", gate.rerun_dir,
+                       "Where the re-runs' results go (default: <result>.reruns/ beside it)");
+  gate_cmd->add_option("--rerun-timeout", gate.rerun_timeout_s, "Seconds one re-run may take")
       ->capture_default_str();
-  compare_cmd
-      ->add_option("--floor-fraction", compare.floor_fraction,
-                   "Share of the raw PCIe rate pinned copies >= 256 MiB must reach")
-      ->capture_default_str();
-  compare_cmd
-      ->add_option("--nvlink-floor", compare.nvlink_floor_fraction,
-                   "Share of N links x the per-link NVLink rate (per direction) that peer "
-                   "copies >= 256 MiB over an NVLink pair must reach")
-      ->capture_default_str();
-  compare_cmd->add_option("--json", compare.json_out, "Write machine-readable verdicts here");
-  compare_cmd->add_option("--junit", compare.junit_out,
-                          "Write JUnit XML here (one testcase per case; regressions and failures "
-                          "as failures, skips as skipped)");
+  add_judge_options(gate_cmd, gate);
 
   cli::BaselineCliOptions baseline;
   auto* baseline_cmd = app.add_subcommand("baseline", "Manage per-node-type baselines");
   baseline_cmd->require_subcommand(1);
   auto* promote_cmd = baseline_cmd->add_subcommand(
-      "promote", "Copy RESULT to <dir>/<node-type>.json after checking it has no failed case");
-  promote_cmd->add_option("result", baseline.result, "A result file")->required();
+      "promote",
+      "Write <dir>/<node-type>.json (pathbench.baseline/v1) from one or more finished results of "
+      "one node type: every run's medians and samples and the between-run spread per metric. "
+      "Promote several runs (back-to-back runs of one node, or runs of several nodes of the "
+      "type): with fewer than 3 the spread is unknown and the gate uses conservative defaults");
+  promote_cmd->add_option("results", baseline.results, "Result files")->required();
   promote_cmd->add_option("--dir", baseline.dir, "Baselines folder")->capture_default_str();
   promote_cmd->add_flag("--force", baseline.force, "Replace an existing baseline");
+  promote_cmd->add_flag("--allow-noisy", baseline.allow_noisy,
+                        "Accept runs taken under noise (refused by default, exit 2)");
   auto* path_cmd = baseline_cmd->add_subcommand(
       "path", "Print the baseline file RESULT's node type is compared with (exit 2 if none)");
-  path_cmd->add_option("result", baseline.result, "A result file")->required();
+  path_cmd->add_option("result", baseline.results, "A result file")->required()->expected(1);
   path_cmd->add_option("--dir", baseline.dir, "Baselines folder")->capture_default_str();
 
   std::string export_result;
@@ -145,6 +180,72 @@ int main(int argc, char** argv) {
   inventory_cmd->add_option("-o,--out", inventory.out, "Write to this file instead of stdout");
   inventory_cmd->add_option("--node-type", inventory.node_type, "Label for this node's type");
 
+  StressOptions stress;
+  auto* stress_cmd = app.add_subcommand(
+      "stress",
+      "Load the data path in the background (GPU copies, host memory bandwidth) to rehearse the "
+      "gate under contention: run it beside `pathbench run` and the affected cases must move");
+  stress_cmd
+      ->add_option("--gpu-copies", stress.gpu_copies,
+                   "h2d, d2h or both: copies between GPU --device and pinned host memory "
+                   "(cudaMallocHost, on --host-node) on a stream of their own; both runs H2D and "
+                   "D2H at once, one stream each")
+      ->type_name("h2d|d2h|both");
+  stress_cmd
+      ->add_option("-d,--device", stress.device,
+                   "GPU of --gpu-copies; its NUMA node is the default --host-node")
+      ->capture_default_str();
+  stress_cmd
+      ->add_option("--copy-bytes", stress.copy_bytes,
+                   "Bytes per copy, with binary units as in scenario files (default 64MiB)")
+      ->type_name("SIZE");
+  stress_cmd
+      ->add_option("--duty", stress.duty,
+                   "Share of every period spent copying, 0 < F <= 1 (default 1): copies are "
+                   "issued back to back, each waited for, for the first F x P ms of every period, "
+                   "then the stream is idle until the next one. Duty 0.1-0.2 costs a measured "
+                   "pinned H2D copy a few percent, duty 1 up to half")
+      ->type_name("F");
+  stress_cmd->add_option("--period-ms", stress.period_ms, "Period of the duty cycle (default 100)")
+      ->type_name("P");
+  stress_cmd
+      ->add_option("--host-membw-threads", stress.host_threads,
+                   "Threads that memcpy between two --host-bytes buffers each, buffers bound to "
+                   "--host-node and threads run on its CPUs (at most as many threads as it has "
+                   "CPUs); every memcpy of N bytes counts N bytes")
+      ->type_name("N");
+  stress_cmd
+      ->add_option("--host-bytes", stress.host_bytes,
+                   "Size of each of a host thread's two buffers (default 256MiB: beyond any "
+                   "last-level cache, so the copies reach DRAM; threads x 2 x SIZE must fit in "
+                   "the available memory)")
+      ->type_name("SIZE");
+  stress_cmd
+      ->add_option("--host-node", stress.host_node,
+                   "NUMA node of all host buffers (the host threads' and the pinned copy buffers) "
+                   "and of the host threads' CPUs (default: the node of --device's GPU, else the "
+                   "first node this process may use)")
+      ->type_name("K");
+  stress_cmd
+      ->add_option("--duration", stress.duration_s,
+                   "Stop after S seconds; 0 (default): run until SIGINT or SIGTERM. Either way it "
+                   "stops cleanly, frees every buffer and exits 0")
+      ->type_name("S")
+      ->capture_default_str();
+  stress_cmd->footer(
+      "At least one of --gpu-copies and --host-membw-threads is required; without a usable GPU "
+      "--gpu-copies is refused with the CUDA probe's reason (exit 3).\n"
+      "Output: one line at start saying what runs where (stdout), every load's background GB/s "
+      "once a second (stderr), and a summary line at the end (stdout): total bytes and average "
+      "GB/s per load, and for GPU copies the rate while copying.\n"
+      "With --gpu-copies this process is another GPU process to a run beside it: compare and gate "
+      "refuse such a result as taken under noise (exit 2) unless --allow-noisy.\n"
+      "Example, checking that the gate notices a busy copy engine:\n"
+      "  pathbench stress --gpu-copies h2d --duty 0.2 --duration 300 &\n"
+      "  pathbench run scenarios/default.json --filter copy/ --out contended.json\n"
+      "  pathbench compare BASELINE contended.json                 # exit 2: noise\n"
+      "  pathbench compare BASELINE contended.json --allow-noisy   # pinned H2D cases regress");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -157,9 +258,11 @@ int main(int argc, char** argv) {
     if (*list_cmd) return cli::list_command(list);
     if (*inventory_cmd) return cli::inventory_command(inventory);
     if (*compare_cmd) return cli::compare_command(compare);
+    if (*gate_cmd) return cli::gate_command(gate);
     if (*promote_cmd) return cli::baseline_promote_command(baseline);
     if (*path_cmd) return cli::baseline_path_command(baseline);
     if (*export_cmd) return cli::export_command(export_result, export_prometheus);
+    if (*stress_cmd) return cli::stress_command(stress);
   } catch (const InputError& e) {
     std::fprintf(stderr, "pathbench: error: %s\n", e.what());
     return static_cast<int>(ExitCode::kBadInput);

@@ -8,6 +8,7 @@
 
 #include "compare/mann_whitney.hpp"
 #include "core/units.hpp"
+#include "inventory/environment.hpp"
 #include "inventory/fingerprint.hpp"
 #include "inventory/inventory.hpp"
 
@@ -33,6 +34,12 @@ std::string_view to_string(Verdict v) {
       return "failed";
     case Verdict::kAcross:
       return "across";
+    case Verdict::kUnstable:
+      return "unstable";
+    case Verdict::kFlaky:
+      return "flaky";
+    case Verdict::kInsufficient:
+      return "insufficient";
   }
   return "unknown";
 }
@@ -40,12 +47,18 @@ std::string_view to_string(Verdict v) {
 int severity(Verdict v) {
   switch (v) {
     case Verdict::kFailed:
-      return 8;
+      return 11;
     case Verdict::kRegression:
-      return 7;
+      return 10;
     case Verdict::kMissing:
-      return 6;
+      return 9;
+    case Verdict::kInsufficient:
+      return 8;
+    case Verdict::kFlaky:
+      return 7;
     case Verdict::kNoise:
+      return 6;
+    case Verdict::kUnstable:
       return 5;
     case Verdict::kSkipped:
       return 4;
@@ -61,16 +74,37 @@ int severity(Verdict v) {
   return 0;
 }
 
+GateRuleOptions CompareOptions::rule() const {
+  GateRuleOptions r;
+  r.alpha = alpha;
+  r.k = k;
+  r.min_samples = min_samples;
+  return r;
+}
+
 namespace {
 
-std::string context_string(const Result& r, const char* key) {
-  const auto it = r.context.find(key);
-  return it != r.context.end() && it->is_string() ? it->get<std::string>() : std::string();
+std::string context_string(const nlohmann::ordered_json& context, const char* key) {
+  const auto it = context.find(key);
+  return it != context.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 ResultRef ref_of(const Result& r, const std::string& file) {
-  return {file, context_string(r, "node_type"), context_string(r, "topology_fingerprint"),
-          context_string(r, "hostname"), r.start_time};
+  return {file,
+          context_string(r.context, "node_type"),
+          context_string(r.context, "topology_fingerprint"),
+          context_string(r.context, "hostname"),
+          r.start_time,
+          1};
+}
+
+ResultRef ref_of(const Baseline& b, const std::string& file) {
+  return {file,
+          b.node_type,
+          b.topology_fingerprint,
+          b.runs.empty() ? "" : b.runs.back().hostname,
+          b.runs.empty() ? "" : b.runs.back().start_time,
+          b.runs.size()};
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -81,9 +115,9 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 // The canonical topology text behind a result's fingerprint, when its context can be read back.
-std::optional<std::vector<std::string>> topology_lines(const Result& r) {
+std::optional<std::vector<std::string>> topology_lines(const nlohmann::ordered_json& context) {
   try {
-    return lines_of(topology_canonical_text(inventory_from_json(nlohmann::json(r.context))));
+    return lines_of(topology_canonical_text(inventory_from_json(nlohmann::json(context))));
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -98,7 +132,7 @@ const MetricResult* find_metric(const CaseResult& c, const std::string& name) {
 
 // The gate block that applies: the new result's (its scenario may have been tuned), else the
 // baseline's.
-const nlohmann::ordered_json& gate_of(const CaseResult& baseline, const CaseResult& result) {
+const nlohmann::ordered_json& gate_of(const BaselineCase& baseline, const CaseResult& result) {
   return result.gate.is_object() ? result.gate : baseline.gate;
 }
 
@@ -113,7 +147,7 @@ double threshold_for(const nlohmann::ordered_json& gate, const std::string& metr
 }
 
 // The headline metric is always gated; a gate block can add others by naming them.
-std::vector<std::string> gated_metrics(const CaseResult& baseline, const CaseResult& result) {
+std::vector<std::string> gated_metrics(const BaselineCase& baseline, const CaseResult& result) {
   std::vector<std::string> names;
   if (!baseline.metrics.empty()) names.push_back(baseline.metrics.front().name);
   const auto& gate = gate_of(baseline, result);
@@ -127,51 +161,69 @@ std::vector<std::string> gated_metrics(const CaseResult& baseline, const CaseRes
   return names;
 }
 
-MetricComparison compare_metric(const MetricResult& b, const MetricResult& r, double threshold_pct,
-                                const CompareOptions& options) {
+Verdict verdict_of(RuleOutcome o) {
+  switch (o) {
+    case RuleOutcome::kPass:
+      return Verdict::kPass;
+    case RuleOutcome::kRegression:
+      return Verdict::kRegression;
+    case RuleOutcome::kImprovement:
+      return Verdict::kImprovement;
+    case RuleOutcome::kNoise:
+      return Verdict::kNoise;
+    case RuleOutcome::kUnstable:
+      return Verdict::kUnstable;
+    case RuleOutcome::kInsufficient:
+      return Verdict::kInsufficient;
+  }
+  return Verdict::kNoise;
+}
+
+MetricComparison compare_metric(const BaselineMetric& b, const MetricResult& r,
+                                double threshold_pct, const CompareOptions& options) {
   MetricComparison m;
   m.name = b.name;
   m.unit = b.unit;
   m.better = b.better;
-  m.baseline_median = b.stats.median;
+  m.timing_class = b.timing_class;
+  m.n_runs = b.runs.size();
+  m.baseline_median = b.between.center;
   m.result_median = r.stats.median;
-  m.n_baseline = b.samples.size();
+  m.n_baseline = 0;
+  for (const auto& run : b.runs) m.n_baseline += run.samples.size();
   m.n_result = r.samples.size();
   m.threshold_pct = threshold_pct;
-  m.ratio = b.stats.median != 0 ? r.stats.median / b.stats.median : 0;
-  m.change_pct = b.stats.median != 0 ? (m.ratio - 1) * 100 : 0;
+  m.ratio = m.baseline_median != 0 ? r.stats.median / m.baseline_median : 0;
+  m.change_pct = m.baseline_median != 0 ? (m.ratio - 1) * 100 : 0;
   if (options.across) {
     m.verdict = Verdict::kAcross;
     return m;
   }
-  const bool bad_direction = b.better == Better::kHigher ? m.change_pct < 0 : m.change_pct > 0;
-  const bool beyond_threshold = std::abs(m.change_pct) > threshold_pct;
-  if (m.n_baseline < options.min_samples || m.n_result < options.min_samples) {
-    m.verdict = beyond_threshold ? Verdict::kNoise : Verdict::kPass;
-    m.reason = "no statistical verdict: " + std::to_string(m.n_baseline) + " and " +
-               std::to_string(m.n_result) + " samples (at least " +
-               std::to_string(options.min_samples) + " on each side are needed)";
-    return m;
-  }
-  const MannWhitneyResult test = mann_whitney_u(b.samples, r.samples);
-  m.p_value = test.p_value;
-  if (!beyond_threshold) {
-    m.verdict = Verdict::kPass;
-  } else if (test.p_value >= options.alpha) {
-    m.verdict = Verdict::kNoise;
-    char why[160];
-    std::snprintf(why, sizeof why,
-                  "median moved %.2f %% but the samples do not differ significantly (p = %.3g >= "
-                  "%.3g)",
-                  m.change_pct, test.p_value, options.alpha);
-    m.reason = why;
-  } else {
-    m.verdict = bad_direction ? Verdict::kRegression : Verdict::kImprovement;
-  }
+  const RuleJudgement j = judge_metric(b, r.samples, threshold_pct, options.rule());
+  m.verdict = verdict_of(j.outcome);
+  m.reason = j.reason;
+  m.p_value = j.p_within;
+  m.p_between = j.p_between;
+  m.spread_pct = j.spread_pct;
+  m.spread_known = j.spread_known;
+  m.effective_threshold_pct = j.effective_threshold_pct;
   return m;
 }
 
-CaseComparison compare_case(const CaseResult& b, const CaseResult& r,
+void settle_case_verdict(CaseComparison& c, bool across) {
+  if (c.metrics.empty()) return;
+  c.verdict = Verdict::kPass;
+  c.reason.clear();
+  for (const auto& m : c.metrics) {
+    if (severity(m.verdict) > severity(c.verdict)) {
+      c.verdict = m.verdict;
+      c.reason = m.reason;
+    }
+  }
+  if (across && c.verdict != Verdict::kFailed) c.verdict = Verdict::kAcross;
+}
+
+CaseComparison compare_case(const BaselineCase& b, const CaseResult& r,
                             const CompareOptions& options) {
   CaseComparison c{r.id, r.family, Verdict::kPass, "", {}};
   if (r.status == CaseStatus::kFailed) {
@@ -195,7 +247,7 @@ CaseComparison compare_case(const CaseResult& b, const CaseResult& r,
   }
   const auto& gate = gate_of(b, r);
   for (const auto& name : gated_metrics(b, r)) {
-    const MetricResult* bm = find_metric(b, name);
+    const BaselineMetric* bm = b.metric(name);
     const MetricResult* rm = find_metric(r, name);
     if (bm == nullptr || rm == nullptr) {
       MetricComparison m;
@@ -208,13 +260,7 @@ CaseComparison compare_case(const CaseResult& b, const CaseResult& r,
     c.metrics.push_back(compare_metric(
         *bm, *rm, threshold_for(gate, name, options.default_threshold_pct), options));
   }
-  for (const auto& m : c.metrics) {
-    if (severity(m.verdict) > severity(c.verdict)) {
-      c.verdict = m.verdict;
-      c.reason = m.reason;
-    }
-  }
-  if (options.across && c.verdict != Verdict::kFailed) c.verdict = Verdict::kAcross;
+  settle_case_verdict(c, options.across);
   return c;
 }
 
@@ -229,21 +275,58 @@ void sort_worst_first(std::vector<CaseComparison>& cases) {
 }
 
 int exit_code_of(const Comparison& c) {
-  bool failing = false, incomplete = !c.incomparable.empty();
+  bool failing = false;
+  bool incomplete = !c.incomparable.empty() || (!c.noise.empty() && !c.allow_noisy);
   for (const auto& k : c.cases) {
     if (k.verdict == Verdict::kRegression || k.verdict == Verdict::kFailed) failing = true;
-    if (k.verdict == Verdict::kMissing) incomplete = true;
+    if (k.verdict == Verdict::kMissing || k.verdict == Verdict::kInsufficient) incomplete = true;
   }
   for (const auto& f : c.floors) {
     if (is_failure(f.verdict)) failing = true;
   }
+  // Verdicts taken under noise cannot be trusted either way: incomparable, not failed.
+  if (!c.noise.empty() && !c.allow_noisy) return 2;
   if (failing) return 1;
   return incomplete ? 2 : 0;
+}
+
+// A malformed environment is bad input of the file that carries it.
+std::vector<std::string> checked_noise_reasons(const nlohmann::ordered_json& context,
+                                               const std::string& file,
+                                               const std::string& pointer) {
+  try {
+    return noise_reasons(nlohmann::json(context));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, pointer, e.what());
+  }
+}
+
+std::vector<std::string> noise_of(const Baseline& baseline, const std::string& baseline_file,
+                                  const Result& result, const std::string& result_file) {
+  std::vector<std::string> out;
+  for (const auto& why :
+       checked_noise_reasons(result.context, result_file, "/context/environment")) {
+    out.push_back("result: " + why);
+  }
+  for (std::size_t i = 0; i < baseline.run_contexts.size(); ++i) {
+    const std::string pointer = "/runs/" + std::to_string(i) + "/context/environment";
+    for (const auto& why :
+         checked_noise_reasons(baseline.run_contexts[i], baseline_file, pointer)) {
+      const std::string file = i < baseline.runs.size() ? baseline.runs[i].file : "";
+      out.push_back("baseline run " + std::to_string(i + 1) + " (" + file + "): " + why);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
 std::vector<std::string> identity_differences(const Result& baseline, const Result& result) {
+  return identity_differences(baseline.context, result.context);
+}
+
+std::vector<std::string> identity_differences(const nlohmann::ordered_json& baseline,
+                                              const nlohmann::ordered_json& result) {
   std::vector<std::string> diffs;
   const std::string bt = context_string(baseline, "node_type");
   const std::string rt = context_string(result, "node_type");
@@ -269,7 +352,7 @@ std::vector<std::string> identity_differences(const Result& baseline, const Resu
   return diffs;
 }
 
-Comparison compare_results(const Result& baseline, const std::string& baseline_file,
+Comparison compare_results(const Baseline& baseline, const std::string& baseline_file,
                            const Result& result, const std::string& result_file,
                            const CompareOptions& options) {
   Comparison c;
@@ -277,9 +360,15 @@ Comparison compare_results(const Result& baseline, const std::string& baseline_f
   c.baseline = ref_of(baseline, baseline_file);
   c.result = ref_of(result, result_file);
   c.alpha = options.alpha;
+  c.k = options.k;
+  c.allow_noisy = options.allow_noisy;
   c.default_threshold_pct = options.default_threshold_pct;
+  c.changes = context_changes(baseline.context, result.context);
   c.floors = check_floors(result, options.floors);
-  if (!options.across) c.incomparable = identity_differences(baseline, result);
+  if (!options.across) {
+    c.incomparable = identity_differences(baseline.context, result.context);
+    c.noise = noise_of(baseline, baseline_file, result, result_file);
+  }
   if (!c.incomparable.empty()) {
     c.exit_code = exit_code_of(c);  // a floor not met still fails (1) before incomparable (2)
     return c;
@@ -315,6 +404,72 @@ Comparison compare_results(const Result& baseline, const std::string& baseline_f
   return c;
 }
 
+Comparison compare_results(const Result& baseline, const std::string& baseline_file,
+                           const Result& result, const std::string& result_file,
+                           const CompareOptions& options) {
+  return compare_results(baseline_from_result(baseline, baseline_file), baseline_file, result,
+                         result_file, options);
+}
+
+std::vector<std::string> suspect_case_ids(const Comparison& c) {
+  std::vector<std::string> ids;
+  for (const auto& k : c.cases) {
+    const bool suspect = std::any_of(k.metrics.begin(), k.metrics.end(), [](const auto& m) {
+      return m.verdict == Verdict::kRegression;
+    });
+    if (suspect) ids.push_back(k.id);
+  }
+  return ids;
+}
+
+void apply_confirmation(Comparison& c, const Baseline& baseline, const std::vector<Result>& reruns,
+                        const CompareOptions& options) {
+  const GateRuleOptions rule = options.rule();
+  for (auto& k : c.cases) {
+    const BaselineCase* b = baseline.find(k.id);
+    if (b == nullptr) continue;
+    for (auto& m : k.metrics) {
+      if (m.verdict != Verdict::kRegression) continue;
+      const BaselineMetric* bm = b->metric(m.name);
+      if (bm == nullptr) continue;
+      Confirmation conf;
+      conf.runs = 1 + reruns.size();
+      conf.reproduced = 1;  // the run that raised it
+      for (std::size_t i = 0; i < reruns.size(); ++i) {
+        const CaseResult* rc = nullptr;
+        for (const auto& x : reruns[i].cases) {
+          if (x.id == k.id) rc = &x;
+        }
+        const MetricResult* rm =
+            rc != nullptr && rc->status == CaseStatus::kOk ? find_metric(*rc, m.name) : nullptr;
+        if (rm == nullptr) {
+          // A re-run that cannot measure the case again is no evidence of noise: it counts
+          // against the node, as the failure it is.
+          ++conf.reproduced;
+          conf.notes.push_back("re-run " + std::to_string(i + 1) + ": " +
+                               (rc == nullptr ? std::string("the case did not run")
+                                              : "the case " + std::string(to_string(rc->status)) +
+                                                    ": " + rc->reason));
+          continue;
+        }
+        const RuleJudgement j = judge_metric(*bm, rm->samples, m.threshold_pct, rule);
+        conf.rerun_medians.push_back(j.result_median);
+        conf.rerun_changes_pct.push_back(j.change_pct);
+        if (j.outcome == RuleOutcome::kRegression) ++conf.reproduced;
+      }
+      if (!conf.confirmed()) {
+        m.verdict = Verdict::kFlaky;
+        m.reason = "did not reproduce: regression in " + std::to_string(conf.reproduced) + " of " +
+                   std::to_string(conf.runs) + " runs (" + m.reason + ")";
+      }
+      m.confirmation = std::move(conf);
+    }
+    settle_case_verdict(k, c.across);
+  }
+  sort_worst_first(c.cases);
+  c.exit_code = exit_code_of(c);
+}
+
 Comparison check_result_floors(const Result& result, const std::string& result_file,
                                const CompareOptions& options) {
   Comparison c;
@@ -332,6 +487,33 @@ Comparison check_result_floors(const Result& result, const std::string& result_f
   return c;
 }
 
+namespace {
+
+std::string verdict_label(const MetricComparison& m) {
+  std::string label(to_string(m.verdict));
+  if (m.confirmation) {
+    label += m.verdict == Verdict::kRegression ? " (confirmed " : " (";
+    label += std::to_string(m.confirmation->reproduced) + "/" +
+             std::to_string(m.confirmation->runs) + ")";
+  }
+  return label;
+}
+
+std::vector<const MetricComparison*> not_gateable(const Comparison& c,
+                                                  std::vector<std::string>* ids = nullptr) {
+  std::vector<const MetricComparison*> out;
+  for (const auto& k : c.cases) {
+    for (const auto& m : k.metrics) {
+      if (m.verdict != Verdict::kUnstable) continue;
+      out.push_back(&m);
+      if (ids) ids->push_back(k.id);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const Comparison& c) {
   using ojson = nlohmann::ordered_json;
   auto ref = [](const ResultRef& r) {
@@ -341,20 +523,37 @@ nlohmann::ordered_json to_json(const Comparison& c) {
                  {"hostname", r.hostname},
                  {"start_time", r.start_time}};
   };
+  auto opt = [](const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); };
   ojson j;
   j["schema"] = kCompareSchema;
   j["mode"] = c.floors_only ? "floors" : c.across ? "across" : "gate";
-  if (!c.floors_only) j["baseline"] = ref(c.baseline);
+  if (!c.floors_only) {
+    j["baseline"] = ref(c.baseline);
+    j["baseline"]["runs"] = c.baseline.runs;
+  }
   j["result"] = ref(c.result);
   j["alpha"] = c.alpha;
+  j["k"] = c.k;
   j["default_threshold"] = c.default_threshold_pct / 100;
   j["default_threshold_pct"] = c.default_threshold_pct;
   j["exit_code"] = c.exit_code;
+  ojson changes = ojson::array();
+  for (const auto& ch : c.changes) {
+    changes.push_back(ojson{{"field", ch.field},
+                            {"label", ch.label},
+                            {"baseline", ch.baseline},
+                            {"result", ch.result},
+                            {"note", ch.note},
+                            {"text", ch.text()}});
+  }
+  j["changes"] = changes;
+  j["noise"] = c.noise;
+  j["allow_noisy"] = c.allow_noisy;
   j["incomparable"] = c.incomparable;
   ojson summary = ojson::object();
-  for (auto v :
-       {Verdict::kPass, Verdict::kRegression, Verdict::kImprovement, Verdict::kNoise,
-        Verdict::kMissing, Verdict::kNew, Verdict::kSkipped, Verdict::kFailed, Verdict::kAcross}) {
+  for (auto v : {Verdict::kPass, Verdict::kRegression, Verdict::kImprovement, Verdict::kNoise,
+                 Verdict::kMissing, Verdict::kNew, Verdict::kSkipped, Verdict::kFailed,
+                 Verdict::kAcross, Verdict::kUnstable, Verdict::kFlaky, Verdict::kInsufficient}) {
     summary[std::string(to_string(v))] = std::count_if(
         c.cases.begin(), c.cases.end(), [&](const CaseComparison& k) { return k.verdict == v; });
   }
@@ -363,19 +562,38 @@ nlohmann::ordered_json to_json(const Comparison& c) {
   for (const auto& k : c.cases) {
     ojson metrics = ojson::array();
     for (const auto& m : k.metrics) {
-      metrics.push_back(ojson{{"name", m.name},
-                              {"unit", m.unit},
-                              {"better", to_string(m.better)},
-                              {"verdict", to_string(m.verdict)},
-                              {"baseline_median", m.baseline_median},
-                              {"result_median", m.result_median},
-                              {"change_pct", m.change_pct},
-                              {"ratio", m.ratio},
-                              {"threshold_pct", m.threshold_pct},
-                              {"p_value", m.p_value ? ojson(*m.p_value) : ojson(nullptr)},
-                              {"n_baseline", m.n_baseline},
-                              {"n_result", m.n_result},
-                              {"reason", m.reason}});
+      ojson mj{{"name", m.name},
+               {"unit", m.unit},
+               {"better", to_string(m.better)},
+               {"verdict", to_string(m.verdict)},
+               {"label", verdict_label(m)},
+               {"timing_class", to_string(m.timing_class)},
+               {"baseline_median", m.baseline_median},
+               {"result_median", m.result_median},
+               {"change_pct", m.change_pct},
+               {"ratio", m.ratio},
+               {"threshold_pct", m.threshold_pct},
+               {"effective_threshold_pct", m.effective_threshold_pct},
+               {"n_runs", m.n_runs},
+               {"spread_pct", m.spread_pct},
+               {"spread_known", m.spread_known},
+               {"p_between", opt(m.p_between)},
+               {"p_value", opt(m.p_value)},
+               {"n_baseline", m.n_baseline},
+               {"n_result", m.n_result},
+               {"reason", m.reason}};
+      if (m.confirmation) {
+        const auto& cf = *m.confirmation;
+        mj["confirmation"] = ojson{{"reproduced", cf.reproduced},
+                                   {"runs", cf.runs},
+                                   {"confirmed", cf.confirmed()},
+                                   {"rerun_medians", cf.rerun_medians},
+                                   {"rerun_changes_pct", cf.rerun_changes_pct},
+                                   {"notes", cf.notes}};
+      } else {
+        mj["confirmation"] = nullptr;
+      }
+      metrics.push_back(std::move(mj));
     }
     cases.push_back(ojson{{"id", k.id},
                           {"family", k.family},
@@ -384,6 +602,19 @@ nlohmann::ordered_json to_json(const Comparison& c) {
                           {"metrics", metrics}});
   }
   j["cases"] = cases;
+  std::vector<std::string> ids;
+  const auto unstable = not_gateable(c, &ids);
+  ojson ng = ojson::array();
+  for (std::size_t i = 0; i < unstable.size(); ++i) {
+    ng.push_back(ojson{{"id", ids[i]},
+                       {"metric", unstable[i]->name},
+                       {"timing_class", to_string(unstable[i]->timing_class)},
+                       {"spread_pct", unstable[i]->spread_pct},
+                       {"threshold_pct", unstable[i]->threshold_pct},
+                       {"n_runs", unstable[i]->n_runs},
+                       {"change_pct", unstable[i]->change_pct}});
+  }
+  j["not_gateable"] = ng;
   ojson floors = ojson::array();
   for (const auto& f : c.floors) floors.push_back(to_json(f));
   j["floors"] = floors;
@@ -423,21 +654,38 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-std::string describe_metric(const MetricComparison& m) {
-  char buf[256];
-  if (m.verdict == Verdict::kMissing) return m.name + ": " + m.reason;
-  std::snprintf(buf, sizeof buf, "%s: %s -> %s (%+.2f %%, threshold %.1f %%, p = %s, n = %zu/%zu)",
-                m.name.c_str(), format_value(m.baseline_median, m.unit).c_str(),
-                format_value(m.result_median, m.unit).c_str(), m.change_pct, m.threshold_pct,
-                m.p_value ? ([&] {
-                              char p[32];
-                              std::snprintf(p, sizeof p, "%.3g", *m.p_value);
-                              return std::string(p);
-                            }())
-                                .c_str()
-                          : "n/a",
-                m.n_baseline, m.n_result);
+std::string format_p(const std::optional<double>& p) {
+  if (!p) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", *p);
   return buf;
+}
+
+std::string describe_metric(const MetricComparison& m) {
+  if (m.verdict == Verdict::kMissing) return m.name + ": " + m.reason;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s: %s: %s -> %s (%+.2f %%, threshold %.1f %%, applied %.2f %%, between-run "
+                "spread %.2f %%%s over %zu run%s, p = %s between runs, %s within, n = %zu/%zu)",
+                m.name.c_str(), verdict_label(m).c_str(),
+                format_value(m.baseline_median, m.unit).c_str(),
+                format_value(m.result_median, m.unit).c_str(), m.change_pct, m.threshold_pct,
+                m.effective_threshold_pct, m.spread_pct, m.spread_known ? "" : " (default)",
+                m.n_runs, m.n_runs == 1 ? "" : "s", format_p(m.p_between).c_str(),
+                format_p(m.p_value).c_str(), m.n_baseline, m.n_result);
+  std::string text = buf;
+  if (m.confirmation) {
+    text += "; re-run medians:";
+    for (std::size_t i = 0; i < m.confirmation->rerun_medians.size(); ++i) {
+      char r[96];
+      std::snprintf(r, sizeof r, " %s (%+.2f %%)",
+                    format_value(m.confirmation->rerun_medians[i], m.unit).c_str(),
+                    m.confirmation->rerun_changes_pct[i]);
+      text += r;
+    }
+    for (const auto& n : m.confirmation->notes) text += "; " + n;
+  }
+  return text;
 }
 
 }  // namespace
@@ -448,28 +696,42 @@ std::string junit_xml(const Comparison& c) {
   for (const auto& k : c.cases) {
     body << "    <testcase classname=\"pathbench." << xml_escape(k.family) << "\" name=\""
          << xml_escape(k.id) << "\">\n";
-    std::string text;
-    for (const auto& m : k.metrics) text += describe_metric(m) + "\n";
+    std::string text, headline;
+    for (const auto& m : k.metrics) {
+      text += describe_metric(m) + "\n";
+      if (m.verdict == k.verdict && headline.empty()) headline = verdict_label(m);
+    }
     if (!k.reason.empty()) text += k.reason + "\n";
+    if (headline.empty()) headline = std::string(to_string(k.verdict));
     switch (k.verdict) {
       case Verdict::kRegression:
       case Verdict::kFailed:
         ++failures;
         body << "      <failure type=\"" << to_string(k.verdict) << "\" message=\""
-             << xml_escape(k.reason.empty() ? std::string(to_string(k.verdict)) : k.reason) << "\">"
+             << xml_escape(headline + (k.reason.empty() ? "" : ": " + k.reason)) << "\">"
              << xml_escape(text) << "</failure>\n";
         break;
       case Verdict::kMissing:
+      case Verdict::kInsufficient:
         ++errors;
-        body << "      <error type=\"missing\" message=\"case missing from the result\">"
-             << xml_escape(text) << "</error>\n";
+        body << "      <error type=\"" << to_string(k.verdict) << "\" message=\""
+             << xml_escape(k.verdict == Verdict::kMissing ? "case missing from the result"
+                                                          : k.reason)
+             << "\">" << xml_escape(text) << "</error>\n";
         break;
       case Verdict::kSkipped:
         ++skipped;
         body << "      <skipped message=\"" << xml_escape(k.reason) << "\"/>\n";
         break;
+      case Verdict::kUnstable:
+        // Not gateable on this node type: visible as a skip, never a silent pass.
+        ++skipped;
+        body << "      <skipped message=\"" << xml_escape("not gateable: " + k.reason) << "\"/>\n";
+        break;
       default:
-        if (!text.empty()) body << "      <system-out>" << xml_escape(text) << "</system-out>\n";
+        if (!text.empty()) {
+          body << "      <system-out>" << xml_escape(headline + "\n" + text) << "</system-out>\n";
+        }
     }
     body << "    </testcase>\n";
   }
@@ -496,7 +758,32 @@ std::string junit_xml(const Comparison& c) {
             "or topologies\">"
          << xml_escape(text) << "</error>\n    </testcase>\n";
   }
-  const std::size_t tests = c.cases.size() + c.floors.size() + (c.incomparable.empty() ? 0 : 1);
+  const bool noisy = !c.noise.empty() && !c.allow_noisy;
+  if (noisy) {
+    ++errors;
+    std::string text;
+    for (const auto& d : c.noise) text += d + "\n";
+    body << "    <testcase classname=\"pathbench.compare\" name=\"quiet\">\n"
+         << "      <error type=\"noisy\" message=\"incomparable: taken under noise\">"
+         << xml_escape(text) << "</error>\n    </testcase>\n";
+  }
+  // What changed comes first: the properties a CI page shows before the test cases.
+  std::ostringstream properties;
+  properties << "    <properties>\n";
+  if (!c.floors_only) {
+    properties << "      <property name=\"baseline.runs\" value=\"" << c.baseline.runs << "\"/>\n";
+  }
+  for (const auto& ch : c.changes) {
+    properties << "      <property name=\"changed." << xml_escape(ch.field) << "\" value=\""
+               << xml_escape(ch.text()) << "\"/>\n";
+  }
+  for (std::size_t i = 0; i < c.noise.size(); ++i) {
+    properties << "      <property name=\"noise." << i << "\" value=\"" << xml_escape(c.noise[i])
+               << "\"/>\n";
+  }
+  properties << "    </properties>\n";
+  const std::size_t tests =
+      c.cases.size() + c.floors.size() + (c.incomparable.empty() ? 0 : 1) + (noisy ? 1 : 0);
   std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<testsuites name=\"pathbench\" tests=\"" << tests << "\" failures=\"" << failures
@@ -504,7 +791,7 @@ std::string junit_xml(const Comparison& c) {
       << "  <testsuite name=\"pathbench compare " << xml_escape(c.result.node_type) << "\" tests=\""
       << tests << "\" failures=\"" << failures << "\" errors=\"" << errors << "\" skipped=\""
       << skipped << "\">\n"
-      << body.str() << "  </testsuite>\n</testsuites>\n";
+      << properties.str() << body.str() << "  </testsuite>\n</testsuites>\n";
   return out.str();
 }
 
@@ -517,6 +804,9 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
         return "\033[31m";
       case Verdict::kMissing:
       case Verdict::kNoise:
+      case Verdict::kFlaky:
+      case Verdict::kUnstable:
+      case Verdict::kInsufficient:
         return "\033[33m";
       case Verdict::kImprovement:
         return "\033[32m";
@@ -526,9 +816,34 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
   };
   const char* reset = color ? "\033[0m" : "";
   if (!c.floors_only) {
-    std::fprintf(out, "baseline: %s (%s, %s)\nresult:   %s (%s, %s)\n", c.baseline.file.c_str(),
-                 c.baseline.node_type.c_str(), c.baseline.start_time.c_str(), c.result.file.c_str(),
-                 c.result.node_type.c_str(), c.result.start_time.c_str());
+    // What changed is the first thing an upgrade gate's reader needs.
+    if (c.changes.empty()) {
+      std::fprintf(out, "what changed since the baseline: nothing in the node's context\n");
+    } else {
+      std::fprintf(out, "what changed since the baseline:\n");
+      for (const auto& ch : c.changes) std::fprintf(out, "  %s\n", ch.text().c_str());
+    }
+    std::fprintf(out, "baseline: %s (%s, %zu run%s, newest %s)\nresult:   %s (%s, %s)\n",
+                 c.baseline.file.c_str(), c.baseline.node_type.c_str(), c.baseline.runs,
+                 c.baseline.runs == 1 ? "" : "s", c.baseline.start_time.c_str(),
+                 c.result.file.c_str(), c.result.node_type.c_str(), c.result.start_time.c_str());
+    if (c.baseline.runs < kMinRunsForSpread && !c.across) {
+      const GateRuleOptions defaults;
+      std::fprintf(out,
+                   "the baseline has %zu run%s: the between-run spread is unknown, so the class "
+                   "defaults apply (device-timed %.1f %%, host-timed %.1f %%); promote at least "
+                   "%zu runs: pathbench baseline promote R1 R2 R3 ...\n",
+                   c.baseline.runs, c.baseline.runs == 1 ? "" : "s",
+                   defaults.device.unknown_spread * 100, defaults.host.unknown_spread * 100,
+                   kMinRunsForSpread);
+    }
+  }
+  for (const auto& n : c.noise) std::fprintf(out, "noisy: %s\n", n.c_str());
+  if (!c.noise.empty()) {
+    std::fprintf(out, c.allow_noisy
+                          ? "judged anyway (--allow-noisy): treat the verdicts with care\n"
+                          : "incomparable: noisy (exit 2); re-run on a quiet node, or pass "
+                            "--allow-noisy to judge anyway\n");
   }
   for (const auto& d : c.incomparable) std::fprintf(out, "incomparable: %s\n", d.c_str());
   if (!c.incomparable.empty()) {
@@ -541,8 +856,8 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
       std::fprintf(out, "%-12s  %-14s  %14s  %14s  %8s  %s\n", "verdict", "metric", "baseline",
                    "result", "ratio", "case");
     } else {
-      std::fprintf(out, "%-12s  %-14s  %14s  %14s  %9s  %9s  %9s  %s\n", "verdict", "metric",
-                   "baseline", "result", "change", "threshold", "p", "case");
+      std::fprintf(out, "%-24s  %-14s  %14s  %14s  %9s  %9s  %9s  %s\n", "verdict", "metric",
+                   "baseline", "result", "change", "applied", "p", "case");
     }
   }
   // Skips are usually the same on both sides (no GPU, one NUMA node): one line per reason.
@@ -553,7 +868,7 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
       continue;
     }
     if (k.metrics.empty()) {
-      std::fprintf(out, "%s%-12s%s  %-14s  %s  (%s)\n", paint(k.verdict),
+      std::fprintf(out, "%s%-24s%s  %-14s  %s  (%s)\n", paint(k.verdict),
                    std::string(to_string(k.verdict)).c_str(), reset, "", k.id.c_str(),
                    k.reason.c_str());
       continue;
@@ -565,20 +880,53 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
                      format_value(m.result_median, m.unit).c_str(), m.ratio, k.id.c_str());
         continue;
       }
+      if (m.verdict == Verdict::kUnstable) continue;  // listed in their own section below
       char p[16] = "n/a";
-      if (m.p_value) std::snprintf(p, sizeof p, "%.2g", *m.p_value);
-      std::fprintf(out, "%s%-12s%s  %-14s  %14s  %14s  %+8.2f%%  %8.1f%%  %9s  %s\n",
-                   paint(m.verdict), std::string(to_string(m.verdict)).c_str(), reset,
-                   m.name.c_str(), format_value(m.baseline_median, m.unit).c_str(),
-                   format_value(m.result_median, m.unit).c_str(), m.change_pct, m.threshold_pct, p,
-                   k.id.c_str());
+      if (m.p_between) std::snprintf(p, sizeof p, "%.2g", *m.p_between);
+      std::fprintf(out, "%s%-24s%s  %-14s  %14s  %14s  %+8.2f%%  %8.1f%%  %9s  %s\n",
+                   paint(m.verdict), verdict_label(m).c_str(), reset, m.name.c_str(),
+                   format_value(m.baseline_median, m.unit).c_str(),
+                   format_value(m.result_median, m.unit).c_str(), m.change_pct,
+                   m.effective_threshold_pct, p, k.id.c_str());
       if (!m.reason.empty() && m.verdict != Verdict::kPass) {
-        std::fprintf(out, "              %s\n", m.reason.c_str());
+        std::fprintf(out, "                          %s\n", m.reason.c_str());
+      }
+      if (m.confirmation && !m.confirmation->rerun_medians.empty()) {
+        std::string medians;
+        for (std::size_t i = 0; i < m.confirmation->rerun_medians.size(); ++i) {
+          char r[96];
+          std::snprintf(r, sizeof r, "%s%s (%+.2f %%)", i ? ", " : "",
+                        format_value(m.confirmation->rerun_medians[i], m.unit).c_str(),
+                        m.confirmation->rerun_changes_pct[i]);
+          medians += r;
+        }
+        std::fprintf(out, "                          re-runs: %s\n", medians.c_str());
+      }
+      if (m.confirmation) {
+        for (const auto& n : m.confirmation->notes) {
+          std::fprintf(out, "                          %s\n", n.c_str());
+        }
       }
     }
   }
   for (const auto& [reason, n] : skip_reasons) {
-    std::fprintf(out, "%-12s  %zu case%s: %s\n", "skipped", n, n == 1 ? "" : "s", reason.c_str());
+    std::fprintf(out, "%-24s  %zu case%s: %s\n", "skipped", n, n == 1 ? "" : "s", reason.c_str());
+  }
+  std::vector<std::string> ids;
+  const auto unstable = not_gateable(c, &ids);
+  if (!unstable.empty()) {
+    std::fprintf(out,
+                 "not gateable on this node type (between-run spread of the baseline above the "
+                 "threshold; reported, never failing):\n");
+    for (std::size_t i = 0; i < unstable.size(); ++i) {
+      const auto& m = *unstable[i];
+      std::fprintf(out,
+                   "  %s%-9s%s spread %6.2f %% > threshold %5.1f %%  (%s-timed, %zu runs, "
+                   "now %+.2f %%)  %s %s\n",
+                   paint(m.verdict), "unstable", reset, m.spread_pct, m.threshold_pct,
+                   std::string(to_string(m.timing_class)).c_str(), m.n_runs, m.change_pct,
+                   m.name.c_str(), ids[i].c_str());
+    }
   }
   for (const auto& f : c.floors) {
     const bool bad = is_failure(f.verdict);

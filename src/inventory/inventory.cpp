@@ -305,6 +305,9 @@ nlohmann::ordered_json gpu_json(const GpuInventory& gpu) {
   j["memory_bytes"] = gpu.memory_bytes;
   j["vbios"] = gpu.vbios;
   j["compute_capability"] = gpu.compute_capability;
+  j["ecc_mode"] = optional_json(gpu.ecc_mode);
+  j["persistence_mode"] = optional_json(gpu.persistence_mode);
+  j["mig_mode"] = optional_json(gpu.mig_mode);
   if (gpu.nvlink) {
     nlohmann::ordered_json n;
     n["active_links"] = gpu.nvlink->active_links;
@@ -457,6 +460,7 @@ Inventory collect_inventory(const InventoryOptions& options) {
   inventory.bios_vendor = bios.vendor;
   inventory.bios_version = bios.version;
   inventory.bios_date = bios.date;
+  inventory.iommu = read_iommu();
 
   std::optional<HwlocTopology> topology;
   try {
@@ -573,6 +577,11 @@ nlohmann::ordered_json to_json(const Inventory& inventory) {
   j["bios_vendor"] = inventory.bios_vendor;
   j["bios_version"] = inventory.bios_version;
   j["bios_date"] = inventory.bios_date;
+  nlohmann::ordered_json iommu;
+  iommu["mode"] = inventory.iommu.mode;
+  iommu["groups"] = inventory.iommu.groups;
+  iommu["cmdline"] = inventory.iommu.cmdline;
+  j["iommu"] = std::move(iommu);
   j["cuda_runtime_version"] = optional_json(inventory.cuda_runtime_version);
   j["cuda_driver_version"] = optional_json(inventory.cuda_driver_version);
   j["driver_version"] = inventory.driver_version;
@@ -627,6 +636,12 @@ Inventory inventory_from_json(const nlohmann::json& json) {
   r.get("bios_vendor", inventory.bios_vendor);
   r.get("bios_version", inventory.bios_version);
   r.get("bios_date", inventory.bios_date);
+  if (const auto* iommu = r.child("iommu"); iommu != nullptr && !iommu->is_null()) {
+    JsonReader i(*iommu, "/iommu");
+    i.get("mode", inventory.iommu.mode);
+    i.get("groups", inventory.iommu.groups);
+    i.get("cmdline", inventory.iommu.cmdline);
+  }
   r.get("cuda_runtime_version", inventory.cuda_runtime_version);
   r.get("cuda_driver_version", inventory.cuda_driver_version);
   r.get("driver_version", inventory.driver_version);
@@ -654,6 +669,9 @@ Inventory inventory_from_json(const nlohmann::json& json) {
       g.get("memory_bytes", gpu.memory_bytes);
       g.get("vbios", gpu.vbios);
       g.get("compute_capability", gpu.compute_capability);
+      g.get("ecc_mode", gpu.ecc_mode);
+      g.get("persistence_mode", gpu.persistence_mode);
+      g.get("mig_mode", gpu.mig_mode);
       if (const auto* nvlink = g.child("nvlink"); nvlink != nullptr && !nvlink->is_null()) {
         JsonReader n(*nvlink, "/gpus/" + std::to_string(i) + "/nvlink");
         GpuNvlink value;

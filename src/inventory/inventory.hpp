@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inventory/iommu.hpp"
 #include "inventory/machine.hpp"
 #include "inventory/nvlink.hpp"
 #include "inventory/topology.hpp"
@@ -28,6 +29,10 @@ struct GpuInventory {
   // Active NVLinks and their per-link rate from `nvidia-smi nvlink -s`; empty when the driver was
   // not asked or said nothing about this GPU (no NVLink is active_links 0).
   std::optional<GpuNvlink> nvlink;
+  // Settings, not layout (kept out of the fingerprint): "enabled" / "disabled", empty when the
+  // driver does not say. ECC costs memory bandwidth; without persistence mode the driver is torn
+  // down between clients; MIG splits the GPU.
+  std::optional<std::string> ecc_mode, persistence_mode, mig_mode;
 };
 
 struct NumaNodeInventory {
@@ -57,6 +62,7 @@ struct Inventory {
   std::uint64_t memlock_limit_bytes = 0;
   std::string kernel;
   std::string bios_vendor, bios_version, bios_date;
+  IommuState iommu;
   std::optional<int> cuda_runtime_version, cuda_driver_version;
   std::string driver_version;
   std::string cuda_unavailable_reason;

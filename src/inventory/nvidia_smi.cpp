@@ -10,7 +10,7 @@ namespace pathbench {
 namespace {
 
 // Field order of the query; kept next to the argv so the two cannot drift apart unnoticed.
-constexpr std::array<std::string_view, 15> kFields = {"index",
+constexpr std::array<std::string_view, 18> kFields = {"index",
                                                       "name",
                                                       "uuid",
                                                       "pci.bus_id",
@@ -24,7 +24,10 @@ constexpr std::array<std::string_view, 15> kFields = {"index",
                                                       "clocks.max.mem",
                                                       "memory.total",
                                                       "driver_version",
-                                                      "vbios_version"};
+                                                      "vbios_version",
+                                                      "ecc.mode.current",
+                                                      "persistence_mode",
+                                                      "mig.mode.current"};
 
 std::string query_fields() {
   std::string joined;
@@ -44,12 +47,7 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, last - first + 1);
 }
 
-bool not_available(std::string_view field) {
-  // nvidia-smi's spellings vary by version and by field ("[N/A]", "N/A", "[Not Supported]",
-  // "[Unknown Error]"); any bracketed marker means "no value".
-  return field.empty() || field == "N/A" ||
-         (field.size() >= 2 && field.front() == '[' && field.back() == ']');
-}
+bool not_available(std::string_view field) { return nvidia_smi_value_missing(field); }
 
 [[noreturn]] void reject_line(std::size_t line_number, std::string_view line,
                               const std::string& why) {
@@ -73,6 +71,14 @@ std::optional<T> parse_number(std::string_view field, std::size_t field_index,
 
 std::string text_field(std::string_view field) {
   return not_available(field) ? std::string() : std::string(field);
+}
+
+// "Enabled"/"Disabled" -> "enabled"/"disabled"; anything else (a not-available marker, a value a
+// later driver may add) is no value rather than a guess.
+std::optional<std::string> mode_field(std::string_view field) {
+  if (field == "Enabled") return "enabled";
+  if (field == "Disabled") return "disabled";
+  return std::nullopt;
 }
 
 std::string canonical_bus_id(const std::string& raw) {
@@ -100,9 +106,19 @@ void apply_smi_row(GpuInventory& gpu, const NvidiaSmiGpu& row) {
   gpu.clock_sm_max_mhz = row.clock_sm_max_mhz;
   gpu.clock_mem_max_mhz = row.clock_mem_max_mhz;
   gpu.vbios = row.vbios;
+  gpu.ecc_mode = row.ecc_mode;
+  gpu.persistence_mode = row.persistence_mode;
+  gpu.mig_mode = row.mig_mode;
 }
 
 }  // namespace
+
+bool nvidia_smi_value_missing(std::string_view field) {
+  // nvidia-smi's spellings vary by version and by field ("[N/A]", "N/A", "[Not Supported]",
+  // "[Unknown Error]"); any bracketed marker means "no value".
+  return field.empty() || field == "N/A" ||
+         (field.size() >= 2 && field.front() == '[' && field.back() == ']');
+}
 
 const std::vector<std::string>& nvidia_smi_query_argv() {
   static const std::vector<std::string> argv = {"nvidia-smi", "--query-gpu=" + query_fields(),
@@ -121,8 +137,8 @@ std::vector<NvidiaSmiGpu> parse_nvidia_smi_query(std::string_view text) {
     std::string_view line = trim(raw);
     if (line.empty()) continue;
 
-    // No quoting in this format; GPU names contain spaces but not commas, so a comma count
-    // other than 14 means the output is not what we asked for.
+    // No quoting in this format; GPU names contain spaces but not commas, so a field count
+    // other than kFields.size() means the output is not what we asked for.
     std::vector<std::string_view> fields;
     std::string_view rest = line;
     while (true) {
@@ -163,6 +179,9 @@ std::vector<NvidiaSmiGpu> parse_nvidia_smi_query(std::string_view text) {
     }
     gpu.driver_version = text_field(fields[13]);
     gpu.vbios = text_field(fields[14]);
+    gpu.ecc_mode = mode_field(fields[15]);
+    gpu.persistence_mode = mode_field(fields[16]);
+    gpu.mig_mode = mode_field(fields[17]);
     rows.push_back(std::move(gpu));
   }
   return rows;

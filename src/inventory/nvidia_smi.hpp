@@ -23,7 +23,13 @@ struct NvidiaSmiGpu {
   std::optional<std::uint64_t> memory_bytes;  // memory.total, reported in MiB
   std::string driver_version;
   std::string vbios;
+  // "enabled" / "disabled"; empty when the GPU does not report the mode (not supported, N/A).
+  std::optional<std::string> ecc_mode, persistence_mode, mig_mode;
 };
+
+// True for a trimmed csv field that carries no value: empty, "N/A" or any bracketed marker
+// ("[N/A]", "[Not Supported]", "[Unknown Error]").
+bool nvidia_smi_value_missing(std::string_view field);
 
 // The fixed argument vector of the query; the parser below expects exactly these fields in this
 // order.

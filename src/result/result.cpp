@@ -434,7 +434,7 @@ Result result_from_json(const nlohmann::json& j, const std::string& file) {
   return ResultReader(file).result(nlohmann::ordered_json(j));
 }
 
-Result load_result(const std::filesystem::path& path) {
+nlohmann::ordered_json load_json_document(const std::filesystem::path& path) {
   const std::string text = read_whole_file(path);
   // nlohmann's what() starts with "[json.exception.parse_error.101] "; the rest is the useful part.
   const auto without_prefix = [](std::string message) {
@@ -446,7 +446,7 @@ Result load_result(const std::filesystem::path& path) {
   if (json_nesting_depth(text) > kMaxJsonDepth) {
     throw InputError(path.string(), "",
                      "nesting deeper than " + std::to_string(kMaxJsonDepth) +
-                         " levels; a pathbench result is never that deep");
+                         " levels; a pathbench document is never that deep");
   }
   ojson doc;
   try {
@@ -460,7 +460,11 @@ Result load_result(const std::filesystem::path& path) {
     // Also a malformed document: a number beyond double's range ("1e999") is out_of_range.
     throw InputError(path.string(), "", "not valid JSON: " + without_prefix(e.what()));
   }
-  return result_from_json(doc, path.string());
+  return doc;
+}
+
+Result load_result(const std::filesystem::path& path) {
+  return result_from_json(load_json_document(path), path.string());
 }
 
 void save_result(const std::filesystem::path& path, const Result& r) {

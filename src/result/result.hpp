@@ -75,6 +75,8 @@ nlohmann::ordered_json to_json(const CaseResult& c);
 // to_json(r); the nlohmann::json overload sees those keys sorted.
 Result result_from_json(const nlohmann::ordered_json& j, const std::string& file);
 Result result_from_json(const nlohmann::json& j, const std::string& file);
+// The file parsed as JSON (key order kept); unreadable or malformed → InputError naming it.
+nlohmann::ordered_json load_json_document(const std::filesystem::path& path);
 // Unreadable file, malformed JSON and invalid content all throw InputError.
 Result load_result(const std::filesystem::path& path);
 void save_result(const std::filesystem::path& path, const Result& r);  // atomic

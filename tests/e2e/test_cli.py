@@ -21,6 +21,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -966,6 +967,187 @@ class TestBadScenarioFiles(unittest.TestCase):
                              "a pathological file is bad input (exit 3), never a crash"
                              + describe(proc))
             self.assertIn(str(path), proc.stderr)
+
+
+# ------------------------------------------------------------------------------------------------
+# Overlapping scenario files: the shipped folder runs as a folder
+
+
+NOTE_RE = re.compile(r"^pathbench: note: (\d+) cases? of (\S+) (?:is|are) also in (\S+); "
+                     r"(?:each|it) runs once, as defined there", re.M)
+
+
+def listed_ids(stdout: str) -> list[str]:
+    """Case ids from `pathbench list` output (indented lines, the id first)."""
+    return [ln.split()[0] for ln in stdout.splitlines() if ln.startswith("    ")]
+
+
+class TestScenarioFolderOverlap(ResultAssertions):
+    def test_list_shipped_folder(self) -> None:
+        proc = run_pb("list", SOURCE / "scenarios")
+        self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+        notes = NOTE_RE.findall(proc.stderr)
+        self.assertTrue(notes, "the overlap is announced" + describe(proc))
+        pairs = [(later, first) for _, later, first in notes]
+        self.assertEqual(len(pairs), len(set(pairs)), "one note per pair of files")
+        # Files load in name order, so copy.json defines the copy cases default.json repeats.
+        self.assertIn((str(SOURCE / "scenarios/default.json"), str(SOURCE / "scenarios/copy.json")),
+                      pairs, describe(proc))
+        ids = listed_ids(proc.stdout)
+        self.assertTrue(ids)
+        self.assertEqual(len(ids), len(set(ids)), "every case id appears once")
+
+    def test_run_shipped_folder_host_cases(self) -> None:
+        # Host-only cases, so this runs without a GPU: the memcpy cases of 4 and 64 MiB, which
+        # include the two default.json shares with host_memory.json. (A bare "host_memory" would
+        # also match the copy cases' host_memory= axis; the whole host family takes minutes on a
+        # two-core VM, where first-touching 1 GiB costs seconds.)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "r.json"
+            proc = run_pb("run", SOURCE / "scenarios", "--quick", "--filter",
+                          r"^host_memory/measure=memcpy/.*/bytes=(4194304|67108864)$",
+                          "--out", out, timeout=300)
+            self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+            notes = NOTE_RE.findall(proc.stderr)
+            self.assertIn(str(SOURCE / "scenarios/host_memory.json"),
+                          [later for _, later, _ in notes], describe(proc))
+            result = self.load_result(out)
+        ids = [c["id"] for c in result["cases"]]
+        self.assertTrue(ids)
+        self.assertEqual(len(ids), len(set(ids)), "every case id runs once")
+        self.assertTrue(all(i.startswith("host_memory/") for i in ids), ids)
+        # The first file's definition wins: default.json's host-memcpy cases come from it.
+        by_id = {c["id"]: c for c in result["cases"]}
+        default = json.loads((SOURCE / "scenarios/default.json").read_text())
+        default_names = {sc["name"] for sc in default["scenarios"]}
+        shared = [c for c in by_id.values() if c["scenario"] in default_names]
+        self.assertTrue(shared, "default.json's host cases ran")
+
+    def test_overlap_across_files_runs_once_and_says_what_differs(self) -> None:
+        axes = {"measure": ["memcpy"], "page": ["4k"], "bytes": ["64KiB", "128KiB"]}
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "s"
+            write_json(folder / "a.json", scenario_doc(host_scenario("first", axes, repetitions=2)))
+            write_json(folder / "b.json", scenario_doc(
+                host_scenario("second", {**axes, "bytes": ["64KiB", "128KiB", "256KiB"]},
+                              repetitions=3)))
+            out = Path(tmp) / "r.json"
+            proc = run_pb("run", folder, "--out", out)
+            self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+            self.assertIn(f"pathbench: note: 2 cases of {folder / 'b.json'} are also in "
+                          f"{folder / 'a.json'}; each runs once, as defined there; 2 of them "
+                          f"differ in repetitions: the first file's settings are used",
+                          proc.stderr)
+            result = self.load_result(out)
+        cases = {c["id"]: c for c in result["cases"]}
+        self.assertEqual(len(cases), len(result["cases"]))
+        self.assertEqual(len(cases), 3)
+        first = case_id("host_memory", {"measure": "memcpy", "page": "4k", "bytes": 65536})
+        self.assertEqual(cases[first]["scenario"], "first")
+        self.assertEqual(len(cases[first]["metrics"]["bandwidth"]["samples"]), 2)
+
+    def test_duplicate_within_one_file_of_a_folder_exit_3(self) -> None:
+        axes = {"measure": ["memcpy"], "page": ["4k"], "bytes": ["64KiB"]}
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "s"
+            write_json(folder / "a.json", scenario_doc(host_scenario("first", axes)))
+            write_json(folder / "b.json", scenario_doc(host_scenario("one", axes),
+                                                       host_scenario("two", axes)))
+            for cmd in (["list", folder], ["run", folder, "--out", Path(tmp) / "r.json"]):
+                with self.subTest(cmd=cmd[0]):
+                    proc = run_pb(*cmd)
+                    self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+                    self.assertIn(f"{folder / 'b.json'}: /scenarios/1: ", proc.stderr)
+                    self.assertIn("is also produced by an earlier scenario", proc.stderr)
+            self.assertFalse((Path(tmp) / "r.json").exists())
+
+
+# ------------------------------------------------------------------------------------------------
+# stress: the contention injector
+
+
+STRESS_SUMMARY_RE = re.compile(
+    r"^pathbench stress: summary: [\d.]+ s, stopped by (\S+); host-membw: (\d+) bytes, "
+    r"([\d.]+) GB/s average$", re.M)
+
+
+class TestStress(unittest.TestCase):
+    def test_help(self) -> None:
+        proc = run_pb("stress", "--help")
+        self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+        for option in ("--gpu-copies", "--device", "--copy-bytes", "--duty", "--period-ms",
+                       "--host-membw-threads", "--host-bytes", "--host-node", "--duration"):
+            self.assertIn(option, proc.stdout)
+
+    def test_host_load_for_one_second(self) -> None:
+        start = time.monotonic()
+        proc = run_pb("stress", "--host-membw-threads", "1", "--host-bytes", "64MiB",
+                      "--duration", "1", timeout=60)
+        wall = time.monotonic() - start
+        self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+        first = proc.stdout.splitlines()[0]
+        self.assertRegex(first, r"^pathbench stress: 1 host thread memcpy-ing between two 64 MiB "
+                                r"buffers each, on .*; for 1 s$")
+        match = STRESS_SUMMARY_RE.search(proc.stdout)
+        self.assertIsNotNone(match, describe(proc))
+        assert match is not None
+        self.assertEqual(match.group(1), "--duration")
+        self.assertGreater(int(match.group(2)), 0)
+        self.assertGreater(float(match.group(3)), 0)
+        self.assertLess(wall, 20, "one second of load, plus the inventory")
+
+    def test_sigterm_stops_cleanly(self) -> None:
+        cmd = [str(PATHBENCH), "stress", "--host-membw-threads", "1", "--host-bytes", "64MiB"]
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) as proc:
+            try:
+                assert proc.stdout is not None
+                first = proc.stdout.readline()  # printed once the load is ready
+                self.assertIn("until SIGINT or SIGTERM", first)
+                time.sleep(0.3)
+                proc.send_signal(signal.SIGTERM)
+                sent = time.monotonic()
+                out, err = proc.communicate(timeout=10)
+                stopped_after = time.monotonic() - sent
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+        self.assertEqual(proc.returncode, EXIT_OK, err)
+        self.assertLess(stopped_after, 2.0)
+        match = STRESS_SUMMARY_RE.search(out)
+        self.assertIsNotNone(match, out + err)
+        assert match is not None
+        self.assertEqual(match.group(1), "SIGTERM")
+
+    def test_bad_options_exit_3(self) -> None:
+        cases = {
+            "no load": ([], "--host-membw-threads"),
+            "unknown direction": (["--gpu-copies", "sideways"], "--gpu-copies"),
+            "duty 0": (["--gpu-copies", "h2d", "--duty", "0"], "--duty"),
+            "duty above 1": (["--gpu-copies", "h2d", "--duty", "1.5"], "--duty"),
+            "duty without copies": (["--host-membw-threads", "1", "--duty", "0.5"], "--duty"),
+            "zero threads": (["--host-membw-threads", "0"], "--host-membw-threads"),
+            "not a size": (["--host-membw-threads", "1", "--host-bytes", "lots"], "--host-bytes"),
+            "negative duration": (["--host-membw-threads", "1", "--duration", "-1"],
+                                  "--duration"),
+            "no such node": (["--host-membw-threads", "1", "--host-node", "4000"],
+                             "--host-node"),
+            "not a number": (["--host-membw-threads", "many"], "--host-membw-threads"),
+        }
+        if no_gpu_reason() is not None:
+            cases["copies without a GPU"] = (["--gpu-copies", "h2d"], "--gpu-copies")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            procs = dict(zip(cases, pool.map(lambda args: run_pb("stress", *args[0]),
+                                             cases.values())))
+        for name, (args, option) in cases.items():
+            with self.subTest(name):
+                proc = procs[name]
+                self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+                self.assertIn(option, proc.stderr, describe(proc))
+                self.assertNotIn("summary", proc.stdout)
+        if no_gpu_reason() is not None:
+            # The CUDA probe's own words, as the families give them when they skip.
+            self.assertIn(no_gpu_reason(), procs["copies without a GPU"].stderr)
 
 
 # ------------------------------------------------------------------------------------------------

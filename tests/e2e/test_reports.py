@@ -202,6 +202,23 @@ def make_floors_only(dst: Path) -> Path:
     return write_json(dst, c)
 
 
+def make_gate_compare(dst: Path) -> Path:
+    """The compare fixture as `pathbench gate` writes it now: what changed in the context, noise,
+    metrics not gateable on the node type, and a confirmed regression's label."""
+    c = load(fixture("compare", "h200-vs-degraded.json"))
+    c["changes"] = [{"field": "driver_version", "label": "driver", "baseline": "570.86.15",
+                     "result": "580.159.04", "note": "", "text": "driver 570.86.15 → 580.159.04"}]
+    c["noise"] = ["result: CPU steal was 7.5 % of all CPU time over the run (more than 5.0 %)"]
+    c["allow_noisy"] = True
+    c["not_gateable"] = [{"id": "host_memory/measure=mlock/bytes=67108864", "metric": "seconds_per_gib",
+                          "timing_class": "host", "spread_pct": 28.4, "threshold_pct": 20, "n_runs": 5,
+                          "change_pct": 3.0}]
+    for case in c["cases"]:
+        if case["verdict"] == "regression" and case["metrics"]:
+            case["metrics"][0]["label"] = "regression (confirmed 3/3)"
+    return write_json(dst, c)
+
+
 class PageParser(html.parser.HTMLParser):
     """Checks nesting (every non-void element closed in order) and collects what the tests look at."""
 
@@ -283,6 +300,7 @@ def setUpModule() -> None:  # noqa: N802 (unittest's name)
     sweep = make_sweep(WORK / "sweep.json")
     across = make_across(WORK / "across.json")
     floors = make_floors_only(WORK / "floors.json")
+    gate = make_gate_compare(WORK / "gate.json")
     jobs = {
         "single": lambda: plot_py(results / "h200-default.json", "--out", WORK / "single"),
         "two": lambda: plot_py(results / "h200-default.json", results / "h200-copy-hugetlb.json", "--out", WORK / "two"),
@@ -295,6 +313,7 @@ def setUpModule() -> None:  # noqa: N802 (unittest's name)
         "html_cpu": lambda: html_py(results / "cpu-only-default.json", "--out", WORK / "cpu.html"),
         "html_sweep": lambda: html_py(sweep, "--compare", across, "--out", WORK / "html" / "sweep.html"),
         "html_floors": lambda: html_py(results / "h200-default.json", "--compare", floors, "--out", WORK / "floors.html"),
+        "html_gate": lambda: html_py(results / "h200-default.json", "--compare", gate, "--out", WORK / "gate.html"),
         "floors": lambda: plot_py(results / "h200-default.json", "--compare", floors, "--out", WORK / "floors"),
     }
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
@@ -423,7 +442,7 @@ class HtmlTest(unittest.TestCase):
         cls.parsed = parse_page(cls.page)
 
     def test_well_formed(self) -> None:
-        for name in ("page.html", "cpu.html", "html/sweep.html", "floors.html"):
+        for name in ("page.html", "cpu.html", "html/sweep.html", "floors.html", "gate.html"):
             with self.subTest(page=name):
                 text = (WORK / name).read_text(encoding="utf-8")
                 self.assertTrue(text.startswith("<!DOCTYPE html>"))
@@ -466,6 +485,21 @@ class HtmlTest(unittest.TestCase):
                         min(i for i, v in enumerate(verdicts) if v == "pass"))
         self.assertIn("below_floor", text)
         self.assertIn("-10.10 %", text)
+
+    def test_gate_page_starts_with_what_changed(self) -> None:
+        page = (WORK / "gate.html").read_text(encoding="utf-8")
+        parsed = parse_page(page)
+        self.assertEqual(parsed.errors, [])
+        text = "".join(parsed.texts)
+        verdicts = page.split('id="verdicts"', 1)[1]
+        self.assertIn("What changed since the baseline", verdicts)
+        self.assertIn("driver 570.86.15 → 580.159.04", text)
+        self.assertLess(verdicts.index("What changed"), verdicts.index("<thead><tr><th>id</th>"))
+        self.assertIn("Taken under noise", text)
+        self.assertIn("judged anyway", text)
+        self.assertIn("Not gateable on this node type", text)
+        self.assertIn("28.4 %", text)
+        self.assertIn("regression (confirmed 3/3)", text)
 
     def test_cpu_only_page(self) -> None:
         text = (WORK / "cpu.html").read_text(encoding="utf-8")

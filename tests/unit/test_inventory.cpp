@@ -49,6 +49,7 @@ Inventory two_socket_inventory() {
   inv.bios_vendor = "Dell Inc.";
   inv.bios_version = "2.3.5";
   inv.bios_date = "01/01/2025";
+  inv.iommu = IommuState{"passthrough", 112, "intel_iommu=on iommu=pt"};
   inv.cuda_runtime_version = 13000;
   inv.cuda_driver_version = std::nullopt;
   inv.driver_version = "580.159.04";
@@ -68,6 +69,9 @@ Inventory two_socket_inventory() {
   a.clock_mem_max_mhz = 2619;
   a.memory_bytes = 80 * kGiB;
   a.vbios = "96.00.99.00.01";
+  a.ecc_mode = "enabled";
+  a.persistence_mode = "disabled";
+  a.mig_mode = "disabled";
   GpuInventory b = a;
   b.index = 1;
   b.uuid = "GPU-b";
@@ -75,6 +79,8 @@ Inventory two_socket_inventory() {
   b.numa_node = 1;
   b.local_cpus = {4, 5, 6, 7};
   b.clock_sm_mhz.reset();
+  b.ecc_mode.reset();  // "[N/A]"
+  b.mig_mode = "enabled";
   inv.gpus = {a, b};
   inv.topo_status = "ok";
   GpuLink link;
@@ -118,6 +124,50 @@ TEST(InventoryJson, RoundTripsEveryField) {
   EXPECT_EQ(back.links[0].peer_access, false);
   EXPECT_FALSE(back.links[1].peer_access.has_value());
   EXPECT_EQ(back.links[1].param, "host-staged");
+  EXPECT_EQ(back.gpus[0].ecc_mode, "enabled");
+  EXPECT_EQ(back.gpus[0].persistence_mode, "disabled");
+  EXPECT_FALSE(back.gpus[1].ecc_mode.has_value());
+  EXPECT_EQ(back.gpus[1].mig_mode, "enabled");
+  EXPECT_EQ(back.iommu.mode, "passthrough");
+  EXPECT_EQ(back.iommu.groups, 112);
+  EXPECT_EQ(back.iommu.cmdline, "intel_iommu=on iommu=pt");
+}
+
+TEST(InventoryJson, GpuModesAndIommuAreWrittenWhereExpected) {
+  const auto json = to_json(two_socket_inventory());
+  EXPECT_EQ(json.at("gpus").at(0).at("ecc_mode"), "enabled");
+  EXPECT_EQ(json.at("gpus").at(0).at("persistence_mode"), "disabled");
+  EXPECT_EQ(json.at("gpus").at(0).at("mig_mode"), "disabled");
+  EXPECT_TRUE(json.at("gpus").at(1).at("ecc_mode").is_null());
+  EXPECT_EQ(json.at("iommu"),
+            (nlohmann::ordered_json{
+                {"mode", "passthrough"}, {"groups", 112}, {"cmdline", "intel_iommu=on iommu=pt"}}));
+  // An inventory written before these fields existed still reads, with "unknown" and nulls.
+  auto old = nlohmann::json::parse(json.dump());
+  old.erase("iommu");
+  for (auto& gpu : old["gpus"]) {
+    gpu.erase("ecc_mode");
+    gpu.erase("persistence_mode");
+    gpu.erase("mig_mode");
+  }
+  const Inventory back = inventory_from_json(old);
+  EXPECT_EQ(back.iommu.mode, "unknown");
+  EXPECT_EQ(back.iommu.groups, 0);
+  EXPECT_FALSE(back.gpus[0].ecc_mode.has_value());
+  EXPECT_FALSE(back.gpus[0].persistence_mode.has_value());
+}
+
+TEST(InventoryJson, GpuModesAndIommuAreNotTopology) {
+  // State, not layout: flipping them must not make two runs of one node incomparable.
+  const Inventory original = two_socket_inventory();
+  Inventory changed = original;
+  changed.iommu = IommuState{"off", 0, ""};
+  changed.gpus[0].ecc_mode = "disabled";
+  changed.gpus[0].persistence_mode = "enabled";
+  changed.gpus[1].mig_mode.reset();
+  EXPECT_EQ(topology_fingerprint(changed), topology_fingerprint(original));
+  EXPECT_EQ(topology_canonical_text(changed).find("iommu"), std::string::npos);
+  EXPECT_EQ(topology_canonical_text(changed).find("ecc"), std::string::npos);
 }
 
 TEST(InventoryJson, OptionalsAreNullAndKeysKeepTheirOrder) {
@@ -164,6 +214,12 @@ TEST(InventoryJson, WrongTypesNameTheField) {
   bad = json;
   bad["links"][1]["nvlinks"] = "18";
   expect_error(bad, "/links/1/nvlinks");
+  bad = json;
+  bad["gpus"][0]["ecc_mode"] = true;
+  expect_error(bad, "/gpus/0/ecc_mode");
+  bad = json;
+  bad["iommu"]["groups"] = "many";
+  expect_error(bad, "/iommu/groups");
   EXPECT_THROW(inventory_from_json(nlohmann::json::array()), std::invalid_argument);
 }
 
@@ -360,6 +416,9 @@ TEST(MergeGpuSources, MatchesByBusIdNotIndex) {
   EXPECT_EQ(gpus[1].pcie_gen_max, 5);
   EXPECT_EQ(gpus[1].vbios, "96.00.99.00.01");
   EXPECT_EQ(gpus[1].memory_bytes, 79 * kGiB);  // CUDA's total wins over nvidia-smi's
+  EXPECT_FALSE(gpus[1].ecc_mode.has_value());  // row 2 says [N/A]
+  EXPECT_EQ(gpus[1].persistence_mode, "enabled");
+  EXPECT_EQ(gpus[0].ecc_mode, "enabled");
   EXPECT_TRUE(warnings.empty());
 }
 
@@ -510,6 +569,9 @@ TEST(CollectInventory, UsesNvidiaSmiWhenCudaHasNoDevice) {
   ASSERT_EQ(inv.gpus.size(), 1u);
   EXPECT_EQ(inv.gpus[0].name, "NVIDIA H200");
   EXPECT_EQ(inv.gpus[0].pci_bus_id, "0000:19:00.0");
+  EXPECT_EQ(inv.gpus[0].ecc_mode, "enabled");
+  EXPECT_EQ(inv.gpus[0].persistence_mode, "enabled");
+  EXPECT_EQ(inv.gpus[0].mig_mode, "disabled");
   EXPECT_EQ(inv.topo_status, "one GPU: no GPU pairs");
   EXPECT_TRUE(inv.links.empty());
   if (inv.numa_nodes.size() == 1) {

@@ -30,7 +30,8 @@ TEST(NvidiaSmiQuery, ArgvIsTheFixedQuery) {
   EXPECT_EQ(argv[1],
             "--query-gpu=index,name,uuid,pci.bus_id,pcie.link.gen.current,pcie.link.gen.max,"
             "pcie.link.width.current,pcie.link.width.max,clocks.sm,clocks.mem,clocks.max.sm,"
-            "clocks.max.mem,memory.total,driver_version,vbios_version");
+            "clocks.max.mem,memory.total,driver_version,vbios_version,ecc.mode.current,"
+            "persistence_mode,mig.mode.current");
   EXPECT_EQ(argv[2], "--format=csv,noheader,nounits");
 }
 
@@ -53,6 +54,9 @@ TEST(NvidiaSmiParse, SingleH200) {
   EXPECT_EQ(gpu.memory_bytes, 143771 * kMiB);
   EXPECT_EQ(gpu.driver_version, "580.159.04");
   EXPECT_EQ(gpu.vbios, "96.00.AF.00.01");
+  EXPECT_EQ(gpu.ecc_mode, "enabled");
+  EXPECT_EQ(gpu.persistence_mode, "enabled");
+  EXPECT_EQ(gpu.mig_mode, "disabled");
 }
 
 TEST(NvidiaSmiParse, EightH100WithNotAvailableFields) {
@@ -80,6 +84,16 @@ TEST(NvidiaSmiParse, EightH100WithNotAvailableFields) {
   EXPECT_FALSE(rows[6].memory_bytes.has_value());
   EXPECT_EQ(rows[6].vbios, "");
   EXPECT_EQ(rows[7].memory_bytes, 81559 * kMiB);
+  // Modes: lower-cased, and no value for a marker.
+  EXPECT_EQ(rows[1].persistence_mode, "disabled");
+  EXPECT_FALSE(rows[2].ecc_mode.has_value());
+  EXPECT_EQ(rows[2].persistence_mode, "enabled");
+  EXPECT_FALSE(rows[2].mig_mode.has_value());
+  EXPECT_EQ(rows[3].ecc_mode, "disabled");
+  EXPECT_EQ(rows[3].mig_mode, "enabled");
+  EXPECT_FALSE(rows[6].ecc_mode.has_value());
+  EXPECT_FALSE(rows[6].persistence_mode.has_value());
+  EXPECT_FALSE(rows[6].mig_mode.has_value());
 }
 
 TEST(NvidiaSmiParse, MalformedLineNamesItsNumber) {
@@ -89,7 +103,7 @@ TEST(NvidiaSmiParse, MalformedLineNamesItsNumber) {
   } catch (const std::invalid_argument& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("line 2"), std::string::npos) << message;
-    EXPECT_NE(message.find("expected 15"), std::string::npos) << message;
+    EXPECT_NE(message.find("expected 18"), std::string::npos) << message;
     EXPECT_NE(message.find("got 14"), std::string::npos) << message;
   }
 }
@@ -101,7 +115,7 @@ TEST(NvidiaSmiParse, DriverFailureMessageIsNotMistakenForData) {
 TEST(NvidiaSmiParse, NonNumericFieldIsNamed) {
   const std::string line =
       "0, NVIDIA H200, GPU-x, 00000000:19:00.0, five, 5, 16, 16, 1980, 3201, 1980, 3201, 143771, "
-      "580.159.04, 96.00.AF.00.01\n";
+      "580.159.04, 96.00.AF.00.01, Enabled, Enabled, Disabled\n";
   try {
     parse_nvidia_smi_query(line);
     FAIL() << "accepted a non-numeric link gen";
@@ -114,10 +128,12 @@ TEST(NvidiaSmiParse, NonNumericFieldIsNamed) {
 }
 
 TEST(NvidiaSmiParse, BadBusIdAndMissingIndexAreRejected) {
-  EXPECT_THROW(parse_nvidia_smi_query("0, A, B, zz:19:00.0, 5, 5, 16, 16, 1, 1, 1, 1, 1, d, v"),
-               std::invalid_argument);
-  EXPECT_THROW(parse_nvidia_smi_query("[N/A], A, B, 19:00.0, 5, 5, 16, 16, 1, 1, 1, 1, 1, d, v"),
-               std::invalid_argument);
+  EXPECT_THROW(
+      parse_nvidia_smi_query("0, A, B, zz:19:00.0, 5, 5, 16, 16, 1, 1, 1, 1, 1, d, v, e, p, m"),
+      std::invalid_argument);
+  EXPECT_THROW(
+      parse_nvidia_smi_query("[N/A], A, B, 19:00.0, 5, 5, 16, 16, 1, 1, 1, 1, 1, d, v, e, p, m"),
+      std::invalid_argument);
 }
 
 TEST(NvidiaSmiParse, ToleratesCrlfBlankLinesAndEmptyOutput) {
@@ -125,11 +141,13 @@ TEST(NvidiaSmiParse, ToleratesCrlfBlankLinesAndEmptyOutput) {
   EXPECT_TRUE(parse_nvidia_smi_query("\n\n").empty());
   const std::string text =
       "\r\n0, NVIDIA H200, GPU-a, 00000000:19:00.0, 5, 5, 16, 16, 1980, 3201, 1980, 3201, 143771, "
-      "580.159.04, 96.00.AF.00.01\r\n\r\n";
+      "580.159.04, 96.00.AF.00.01, Enabled, Disabled, [N/A]\r\n\r\n";
   const auto rows = parse_nvidia_smi_query(text);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].vbios, "96.00.AF.00.01");
   EXPECT_EQ(rows[0].pci_bus_id, "0000:19:00.0");
+  EXPECT_EQ(rows[0].persistence_mode, "disabled");
+  EXPECT_FALSE(rows[0].mig_mode.has_value());  // the CR is not part of the marker
 }
 
 TEST(PciBusId, NormalisesEveryCommonSpelling) {

@@ -1,0 +1,458 @@
+#include "compare/baseline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/atomic_file.hpp"
+#include "core/units.hpp"
+#include "inventory/environment.hpp"
+#include "stats/robust.hpp"
+#include "stats/summary.hpp"
+
+namespace pathbench {
+
+using ojson = nlohmann::ordered_json;
+
+std::string_view to_string(TimingClass c) { return c == TimingClass::kDevice ? "device" : "host"; }
+
+std::optional<TimingClass> parse_timing_class(std::string_view s) {
+  if (s == "device") return TimingClass::kDevice;
+  if (s == "host") return TimingClass::kHost;
+  return std::nullopt;
+}
+
+TimingClass timing_class_of(const CaseResult& c, const std::string& metric) {
+  // Observed by the host even inside a latched case: issue-to-completion and CPU-side costs.
+  static const std::set<std::string> kHostObserved = {"round_trip_time", "issue_cpu_time",
+                                                      "pack_time"};
+  if (c.timing_method != to_string(TimingMethod::kCudaEventsLatched)) return TimingClass::kHost;
+  return kHostObserved.contains(metric) ? TimingClass::kHost : TimingClass::kDevice;
+}
+
+BetweenRun between_run_of(const std::vector<BaselineRun>& runs) {
+  BetweenRun b;
+  b.n_runs = runs.size();
+  std::vector<double> medians;
+  for (const auto& r : runs) medians.push_back(r.median);
+  b.center = median_of(medians);
+  b.known = runs.size() >= kMinRunsForSpread;
+  if (b.known) {
+    b.spread_mad = scaled_mad(medians);
+    b.spread_sd = summarize(medians).stddev;
+    b.spread = std::max(b.spread_mad, b.spread_sd);
+    b.spread_pct = b.center != 0 ? b.spread / std::abs(b.center) * 100 : 0;
+  }
+  return b;
+}
+
+std::vector<double> BaselineMetric::pooled_samples() const {
+  std::vector<double> all;
+  for (const auto& r : runs) all.insert(all.end(), r.samples.begin(), r.samples.end());
+  return all;
+}
+
+const BaselineMetric* BaselineCase::metric(const std::string& name) const {
+  for (const auto& m : metrics) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+const BaselineCase* Baseline::find(const std::string& id) const {
+  for (const auto& c : cases) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::string context_text(const ojson& context, const char* key) {
+  const auto it = context.find(key);
+  return it != context.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+BaselineRunRef run_ref(const Result& r, const std::string& file) {
+  return {file, context_text(r.context, "hostname"), r.start_time, r.end_time,
+          context_text(r.context, "git_sha")};
+}
+
+// The context as the result file writes it: with scenario files, start and end time.
+ojson full_context(const Result& r) { return to_json(r)["context"]; }
+
+BaselineCase case_header(const CaseResult& c) {
+  BaselineCase b;
+  b.id = c.id;
+  b.scenario = c.scenario;
+  b.family = c.family;
+  b.params = c.params;
+  b.timing_method = c.timing_method;
+  b.status = c.status;
+  b.reason = c.reason;
+  b.gate = c.gate;
+  return b;
+}
+
+void add_run(BaselineCase& b, const CaseResult& c) {
+  for (const auto& m : c.metrics) {
+    auto it = std::find_if(b.metrics.begin(), b.metrics.end(),
+                           [&](const BaselineMetric& x) { return x.name == m.name; });
+    if (it == b.metrics.end()) {
+      BaselineMetric fresh;
+      fresh.name = m.name;
+      fresh.unit = m.unit;
+      fresh.better = m.better;
+      fresh.timing_class = timing_class_of(c, m.name);
+      b.metrics.push_back(std::move(fresh));
+      it = b.metrics.end() - 1;
+    }
+    it->runs.push_back({m.stats.median, m.samples});
+  }
+}
+
+void finish(Baseline& b) {
+  for (auto& c : b.cases) {
+    for (auto& m : c.metrics) m.between = between_run_of(m.runs);
+  }
+}
+
+}  // namespace
+
+Baseline build_baseline(const std::vector<Result>& results, const std::vector<std::string>& files,
+                        const PromoteOptions& options) {
+  if (results.empty()) throw PromoteError(3, "baseline promote", "", "no result given");
+  const auto refuse = [](int code, const std::string& file, const std::string& pointer,
+                         const std::string& what) {
+    throw PromoteError(code, file, pointer, what);
+  };
+  const Result& first = results.front();
+  const std::string node_type = context_text(first.context, "node_type");
+  const std::string fingerprint = context_text(first.context, "topology_fingerprint");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    const std::string& file = files[i];
+    if (r.end_time.empty()) {
+      refuse(3, file, "/context/end_time",
+             "the run did not finish (no end_time): an incomplete run is no baseline");
+    }
+    if (context_text(r.context, "node_type") != node_type) {
+      refuse(2, file, "/context/node_type",
+             "node type \"" + context_text(r.context, "node_type") + "\" differs from \"" +
+                 node_type + "\" of " + files.front() +
+                 "; a baseline holds runs of one node type (promote each type separately)");
+    }
+    if (context_text(r.context, "topology_fingerprint") != fingerprint) {
+      refuse(2, file, "/context/topology_fingerprint",
+             "topology fingerprint differs from " + files.front() +
+                 "'s: the nodes are laid out differently (compare them with compare --across)");
+    }
+    if (!options.allow_noisy) {
+      std::vector<std::string> noise;
+      try {
+        noise = noise_reasons(nlohmann::json(r.context));
+      } catch (const std::invalid_argument& e) {
+        refuse(3, file, "/context/environment", e.what());
+      }
+      if (!noise.empty()) {
+        std::string why;
+        for (const auto& n : noise) why += (why.empty() ? "" : "; ") + n;
+        refuse(2, file, "/context/environment",
+               "taken under noise (" + why + "); re-run on a quiet node or pass --allow-noisy");
+      }
+    }
+    std::size_t ok = 0;
+    for (std::size_t k = 0; k < r.cases.size(); ++k) {
+      const CaseResult& c = r.cases[k];
+      const std::string at = "/cases/" + std::to_string(k);
+      if (c.status == CaseStatus::kFailed) {
+        refuse(3, file, at,
+               "case " + c.id + " failed (" + c.reason +
+                   "); a baseline must not contain failed "
+                   "cases");
+      }
+      if (c.status != CaseStatus::kOk) continue;
+      ++ok;
+      for (const auto& m : c.metrics) {
+        if (m.samples.size() < options.min_samples) {
+          refuse(3, file, at + "/metrics/" + m.name + "/samples",
+                 "case " + c.id + ": " + std::to_string(m.samples.size()) +
+                     " samples; a baseline needs at least " + std::to_string(options.min_samples) +
+                     " per run to be tested against (a --quick run is a smoke test, not a "
+                     "baseline)");
+        }
+      }
+    }
+    if (ok == 0) refuse(3, file, "/cases", "no case ran: nothing to compare against");
+  }
+
+  Baseline b;
+  b.node_type = node_type;
+  b.topology_fingerprint = fingerprint;
+  b.created = iso8601_utc_now();
+  // Oldest run first, so the newest context is the one "what changed" reads.
+  std::vector<std::size_t> order(results.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
+    return results[a].start_time < results[c].start_time;
+  });
+  const Result& reference = results[order.front()];
+  std::map<std::string, std::size_t> index;
+  for (const auto& c : reference.cases) {
+    index[c.id] = b.cases.size();
+    b.cases.push_back(case_header(c));
+  }
+  for (const std::size_t i : order) {
+    const Result& r = results[i];
+    const std::string& file = files[i];
+    b.runs.push_back(run_ref(r, file));
+    b.run_contexts.push_back(full_context(r));
+    std::set<std::string> seen;
+    for (std::size_t k = 0; k < r.cases.size(); ++k) {
+      const CaseResult& c = r.cases[k];
+      const auto it = index.find(c.id);
+      if (it == index.end()) {
+        refuse(3, file, "/cases/" + std::to_string(k),
+               "case " + c.id + " is not in " + files[order.front()] +
+                   "; every run of a baseline must run the same cases");
+      }
+      seen.insert(c.id);
+      BaselineCase& bc = b.cases[it->second];
+      if (bc.status != c.status) {
+        refuse(3, file, "/cases/" + std::to_string(k) + "/status",
+               "case " + c.id + " is " + std::string(to_string(c.status)) + " here but " +
+                   std::string(to_string(bc.status)) + " in " + files[order.front()] +
+                   "; a case must run (or skip) in every run of a baseline");
+      }
+      if (c.status == CaseStatus::kOk) add_run(bc, c);
+      if (c.gate.is_object()) bc.gate = c.gate;  // the newest scenario's gate block
+    }
+    if (seen.size() != index.size()) {
+      for (const auto& [id, pos] : index) {
+        if (!seen.contains(id)) {
+          refuse(3, file, "/cases",
+                 "case " + id + " of " + files[order.front()] +
+                     " is missing; every run of a baseline must run the same cases");
+        }
+      }
+    }
+  }
+  b.context = full_context(results[order.back()]);
+  finish(b);
+  return b;
+}
+
+Baseline baseline_from_result(const Result& result, const std::string& file) {
+  Baseline b;
+  b.node_type = context_text(result.context, "node_type");
+  b.topology_fingerprint = context_text(result.context, "topology_fingerprint");
+  b.created = result.end_time;
+  b.runs.push_back(run_ref(result, file));
+  b.context = full_context(result);
+  b.run_contexts.push_back(b.context);
+  for (const auto& c : result.cases) {
+    BaselineCase bc = case_header(c);
+    if (c.status == CaseStatus::kOk) add_run(bc, c);
+    b.cases.push_back(std::move(bc));
+  }
+  finish(b);
+  return b;
+}
+
+ojson to_json(const Baseline& b) {
+  ojson j;
+  j["schema"] = kBaselineSchema;
+  j["node_type"] = b.node_type;
+  j["topology_fingerprint"] = b.topology_fingerprint;
+  j["created"] = b.created;
+  ojson runs = ojson::array();
+  for (std::size_t i = 0; i < b.runs.size(); ++i) {
+    const auto& r = b.runs[i];
+    runs.push_back(ojson{{"file", r.file},
+                         {"hostname", r.hostname},
+                         {"start_time", r.start_time},
+                         {"end_time", r.end_time},
+                         {"git_sha", r.git_sha},
+                         {"context", i < b.run_contexts.size() ? b.run_contexts[i] : ojson()}});
+  }
+  j["runs"] = runs;
+  j["context"] = b.context;
+  ojson cases = ojson::array();
+  for (const auto& c : b.cases) {
+    ojson metrics = ojson::object();
+    for (const auto& m : c.metrics) {
+      ojson mruns = ojson::array();
+      for (const auto& r : m.runs)
+        mruns.push_back(ojson{{"median", r.median}, {"samples", r.samples}});
+      metrics[m.name] =
+          ojson{{"unit", m.unit},
+                {"better", to_string(m.better)},
+                {"timing_class", to_string(m.timing_class)},
+                {"between_run",
+                 {{"n_runs", m.between.n_runs},
+                  {"center", m.between.center},
+                  {"spread", m.between.known ? ojson(m.between.spread) : ojson()},
+                  {"spread_mad", m.between.known ? ojson(m.between.spread_mad) : ojson()},
+                  {"spread_sd", m.between.known ? ojson(m.between.spread_sd) : ojson()},
+                  {"spread_pct", m.between.known ? ojson(m.between.spread_pct) : ojson()}}},
+                {"runs", mruns}};
+    }
+    cases.push_back(
+        ojson{{"id", c.id},
+              {"scenario", c.scenario},
+              {"family", c.family},
+              {"params", c.params},
+              {"timing_method", c.timing_method.empty() ? ojson() : ojson(c.timing_method)},
+              {"status", to_string(c.status)},
+              {"reason", c.reason},
+              {"gate", c.gate},
+              {"metrics", metrics}});
+  }
+  j["cases"] = cases;
+  return j;
+}
+
+namespace {
+
+// Reads a baseline document, naming the JSON pointer of whatever is wrong.
+class BaselineReader {
+ public:
+  explicit BaselineReader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& at, const std::string& what) const {
+    throw InputError(file_, at, what);
+  }
+  const ojson& field(const ojson& obj, const std::string& at, const char* key) const {
+    if (!obj.is_object()) fail(at, "expected an object");
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail(at + "/" + key, "missing");
+    return *it;
+  }
+  std::string text(const ojson& obj, const std::string& at, const char* key) const {
+    const ojson& v = field(obj, at, key);
+    if (v.is_null()) return {};
+    if (!v.is_string()) fail(at + "/" + key, "expected a string");
+    return v.get<std::string>();
+  }
+  double number(const ojson& v, const std::string& at) const {
+    if (!v.is_number()) fail(at, "expected a number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) fail(at, "not a finite number");
+    return d;
+  }
+  const ojson& array(const ojson& obj, const std::string& at, const char* key) const {
+    const ojson& v = field(obj, at, key);
+    if (!v.is_array()) fail(at + "/" + key, "expected an array");
+    return v;
+  }
+
+  Baseline read(const ojson& j) const {
+    if (!j.is_object()) fail("", "expected a JSON object");
+    const std::string schema = text(j, "", "schema");
+    if (schema != kBaselineSchema) {
+      fail("/schema", "\"" + schema + "\" is not " + kBaselineSchema);
+    }
+    Baseline b;
+    b.node_type = text(j, "", "node_type");
+    b.topology_fingerprint = text(j, "", "topology_fingerprint");
+    b.created = text(j, "", "created");
+    const ojson& runs = array(j, "", "runs");
+    if (runs.empty()) fail("/runs", "a baseline holds at least one run");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const std::string at = "/runs/" + std::to_string(i);
+      const ojson& r = runs[i];
+      b.runs.push_back({text(r, at, "file"), text(r, at, "hostname"), text(r, at, "start_time"),
+                        text(r, at, "end_time"), text(r, at, "git_sha")});
+      const ojson& ctx = field(r, at, "context");
+      if (!ctx.is_object()) fail(at + "/context", "expected an object");
+      b.run_contexts.push_back(ctx);
+    }
+    b.context = field(j, "", "context");
+    if (!b.context.is_object()) fail("/context", "expected an object");
+    const ojson& cases = array(j, "", "cases");
+    std::set<std::string> ids;
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const std::string at = "/cases/" + std::to_string(k);
+      const ojson& c = cases[k];
+      BaselineCase bc;
+      bc.id = text(c, at, "id");
+      if (bc.id.empty()) fail(at + "/id", "empty case id");
+      if (!ids.insert(bc.id).second) fail(at + "/id", "case " + bc.id + " appears twice");
+      bc.scenario = text(c, at, "scenario");
+      bc.family = text(c, at, "family");
+      bc.params = field(c, at, "params");
+      bc.timing_method = text(c, at, "timing_method");
+      const auto status = parse_case_status(text(c, at, "status"));
+      if (!status || *status == CaseStatus::kFailed) {
+        fail(at + "/status", "expected \"ok\" or \"skipped\"");
+      }
+      bc.status = *status;
+      bc.reason = text(c, at, "reason");
+      bc.gate = field(c, at, "gate");
+      if (!bc.gate.is_null() && !bc.gate.is_object())
+        fail(at + "/gate", "expected an object or null");
+      const ojson& metrics = field(c, at, "metrics");
+      if (!metrics.is_object()) fail(at + "/metrics", "expected an object");
+      for (const auto& [name, m] : metrics.items()) {
+        const std::string mat = at + "/metrics/" + name;
+        BaselineMetric bm;
+        bm.name = name;
+        bm.unit = text(m, mat, "unit");
+        const auto better = parse_better(text(m, mat, "better"));
+        if (!better) fail(mat + "/better", "expected \"higher\" or \"lower\"");
+        bm.better = *better;
+        const auto cls = parse_timing_class(text(m, mat, "timing_class"));
+        if (!cls) fail(mat + "/timing_class", "expected \"device\" or \"host\"");
+        bm.timing_class = *cls;
+        const ojson& mruns = array(m, mat, "runs");
+        if (mruns.size() != b.runs.size()) {
+          fail(mat + "/runs", std::to_string(mruns.size()) + " runs, but the baseline has " +
+                                  std::to_string(b.runs.size()));
+        }
+        for (std::size_t r = 0; r < mruns.size(); ++r) {
+          const std::string rat = mat + "/runs/" + std::to_string(r);
+          BaselineRun run;
+          run.median = number(field(mruns[r], rat, "median"), rat + "/median");
+          const ojson& samples = array(mruns[r], rat, "samples");
+          for (std::size_t s = 0; s < samples.size(); ++s) {
+            run.samples.push_back(number(samples[s], rat + "/samples/" + std::to_string(s)));
+          }
+          if (run.samples.empty()) fail(rat + "/samples", "no samples");
+          bm.runs.push_back(std::move(run));
+        }
+        bm.between = between_run_of(bm.runs);  // recomputed: the file's copy is for readers
+        bc.metrics.push_back(std::move(bm));
+      }
+      b.cases.push_back(std::move(bc));
+    }
+    return b;
+  }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace
+
+Baseline baseline_from_json(const ojson& j, const std::string& file) {
+  return BaselineReader(file).read(j);
+}
+
+Baseline load_baseline(const std::filesystem::path& path) {
+  const ojson doc = load_json_document(path);
+  if (doc.is_object()) {
+    const auto schema = doc.find("schema");
+    if (schema != doc.end() && schema->is_string() && *schema == kResultSchema) {
+      return baseline_from_result(result_from_json(doc, path.string()), path.string());
+    }
+  }
+  return baseline_from_json(doc, path.string());
+}
+
+void save_baseline(const std::filesystem::path& path, const Baseline& b) {
+  write_file_atomically(path,
+                        to_json(b).dump(2, ' ', false, ojson::error_handler_t::replace) + "\n");
+}
+
+}  // namespace pathbench
