@@ -1,8 +1,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace pathbench {
 
@@ -14,5 +17,11 @@ std::string pointer_token(std::string_view key);
 std::size_t json_nesting_depth(std::string_view text);
 
 inline constexpr std::size_t kMaxJsonDepth = 64;
+
+// An optional field: its value, or null when absent.
+template <typename T>
+nlohmann::ordered_json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
 
 }  // namespace pathbench

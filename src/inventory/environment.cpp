@@ -1,4 +1,6 @@
 #include "inventory/environment.hpp"
+#include "core/json_text.hpp"
+#include "core/text.hpp"
 
 #include <unistd.h>
 
@@ -22,13 +24,6 @@ namespace pathbench {
 namespace {
 
 constexpr std::string_view kSpace = " \t\r\n";
-
-std::string_view trim(std::string_view text) {
-  auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  auto last = text.find_last_not_of(kSpace);
-  return text.substr(first, last - first + 1);
-}
 
 // Splits at runs of blanks.
 std::vector<std::string_view> words(std::string_view text) {
@@ -232,11 +227,6 @@ std::vector<GpuEnvironment> sample_gpus(const Inventory& inventory,
 
 // ---- JSON
 // ----------------------------------------------------------------------------------------
-
-template <typename T>
-nlohmann::ordered_json optional_json(const std::optional<T>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
 
 nlohmann::ordered_json gpu_json(const GpuEnvironment& gpu) {
   nlohmann::ordered_json j;

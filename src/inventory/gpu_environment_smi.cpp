@@ -1,4 +1,5 @@
 #include "inventory/gpu_environment_smi.hpp"
+#include "core/text.hpp"
 
 #include <charconv>
 #include <stdexcept>
@@ -9,15 +10,6 @@
 
 namespace pathbench {
 namespace {
-
-constexpr std::string_view kSpace = " \t\r\n";
-
-std::string_view trim(std::string_view text) {
-  auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  auto last = text.find_last_not_of(kSpace);
-  return text.substr(first, last - first + 1);
-}
 
 // A located line: what to quote when rejecting one of its fields.
 struct Line {

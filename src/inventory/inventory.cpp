@@ -1,4 +1,5 @@
 #include "inventory/inventory.hpp"
+#include "core/json_text.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -280,11 +281,6 @@ void collect_numa_nodes(Inventory& inventory, const HwlocTopology* topology) {
 
 // ---------------------------------------------------------------------------------------------
 // JSON
-
-template <typename T>
-nlohmann::ordered_json optional_json(const std::optional<T>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
 
 nlohmann::ordered_json gpu_json(const GpuInventory& gpu) {
   nlohmann::ordered_json j;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fake_nvidia_smi.hpp"
+#include "fake_root.hpp"
 #include "inventory/environment.hpp"
 #include "inventory/gpu_environment_smi.hpp"
 
@@ -19,14 +20,7 @@ using pathbench::testing::FakeNvidiaSmi;
 using pathbench::testing::nvidia_smi_fixture_path;
 using pathbench::testing::read_nvidia_smi_fixture;
 
-std::string read_fixture(const std::string& relative) {
-  const std::string path = std::string(PATHBENCH_FIXTURES) + "/" + relative;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open fixture " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_fixture(const std::string& relative) { return read_fixture_text(relative); }
 
 // ---- parsers ------------------------------------------------------------------------------------
 
@@ -445,23 +439,8 @@ TEST(Noise, MalformedEnvironmentNamesThePointer) {
 
 // ---- collection ---------------------------------------------------------------------------------
 
-class EnvironmentRoot : public ::testing::Test {
+class EnvironmentRoot : public FakeRootTest {
  protected:
-  void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() /
-            ("pathbench-env-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(root_);
-    std::filesystem::create_directories(root_);
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
-  void write(const std::string& relative, const std::string& content) {
-    auto path = root_ / relative;
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << content;
-  }
-
   static bool nvml_loadable() {
     void* handle = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (handle == nullptr) return false;
@@ -490,8 +469,6 @@ class EnvironmentRoot : public ::testing::Test {
     return "printf '00000000:00:06.0, " + std::to_string(::getpid()) +
            ", /build/pathbench, 512\\n00000000:00:06.0, 4242, /usr/bin/python3, 2048\\n'";
   }
-
-  std::filesystem::path root_;
 };
 
 TEST_F(EnvironmentRoot, HostPartsFromTheRoot) {

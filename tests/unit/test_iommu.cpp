@@ -7,19 +7,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "fake_root.hpp"
 #include "inventory/iommu.hpp"
 
 namespace pathbench {
 namespace {
 
-std::string read_fixture(const std::string& name) {
-  const std::string path = std::string(PATHBENCH_FIXTURES) + "/proc/" + name;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open fixture " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_fixture(const std::string& name) { return read_fixture_text("proc/" + name); }
 
 TEST(IommuCmdline, KeepsOnlyTheIommuTokensInOrder) {
   EXPECT_EQ(iommu_cmdline_tokens(read_fixture("cmdline_iommu_pt")),
@@ -43,20 +37,9 @@ TEST(IommuMode, FollowsTheRules) {
   EXPECT_EQ(classify_iommu("intel_iommu=on", std::nullopt), "unknown");
 }
 
-class IommuRoot : public ::testing::Test {
+class IommuRoot : public FakeRootTest {
  protected:
-  void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() /
-            ("pathbench-iommu-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(root_);
-    std::filesystem::create_directories(root_ / "proc");
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-  void cmdline(const std::string& fixture) {
-    std::ofstream(root_ / "proc/cmdline") << read_fixture(fixture);
-  }
-  std::filesystem::path root_;
+  void cmdline(const std::string& fixture) { write("proc/cmdline", read_fixture(fixture)); }
 };
 
 TEST_F(IommuRoot, GroupsMeanOn) {

@@ -8,42 +8,17 @@
 #include <stdexcept>
 #include <string>
 
+#include "fake_root.hpp"
 #include "inventory/sysfs.hpp"
 
 namespace pathbench {
 namespace {
 
-std::string read_fixture(const std::string& name) {
-  const std::string path = std::string(PATHBENCH_FIXTURES) + "/proc/" + name;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open fixture " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_fixture(const std::string& name) { return read_fixture_text("proc/" + name); }
 
 constexpr std::uint64_t kKiB = 1024;
 
-// A throw-away root directory laid out like / for the readers.
-class FakeRoot : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() /
-            ("pathbench-sysfs-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(root_);
-    std::filesystem::create_directories(root_);
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
-  void write(const std::string& relative, const std::string& content) {
-    auto path = root_ / relative;
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << content;
-  }
-
-  std::filesystem::path root_;
-};
+using FakeRoot = FakeRootTest;
 
 TEST(Meminfo, ParsesTheFieldsWeNeedIntoBytes) {
   const MemInfo info = parse_meminfo(read_fixture("meminfo"));
