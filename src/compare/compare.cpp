@@ -856,7 +856,7 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
       std::fprintf(out, "%-12s  %-14s  %14s  %14s  %8s  %s\n", "verdict", "metric", "baseline",
                    "result", "ratio", "case");
     } else {
-      std::fprintf(out, "%-24s  %-14s  %14s  %14s  %9s  %9s  %9s  %s\n", "verdict", "metric",
+      std::fprintf(out, "%-26s  %-14s  %14s  %14s  %9s  %9s  %9s  %s\n", "verdict", "metric",
                    "baseline", "result", "change", "applied", "p", "case");
     }
   }
@@ -868,7 +868,7 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
       continue;
     }
     if (k.metrics.empty()) {
-      std::fprintf(out, "%s%-24s%s  %-14s  %s  (%s)\n", paint(k.verdict),
+      std::fprintf(out, "%s%-26s%s  %-14s  %s  (%s)\n", paint(k.verdict),
                    std::string(to_string(k.verdict)).c_str(), reset, "", k.id.c_str(),
                    k.reason.c_str());
       continue;
@@ -883,13 +883,13 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
       if (m.verdict == Verdict::kUnstable) continue;  // listed in their own section below
       char p[16] = "n/a";
       if (m.p_between) std::snprintf(p, sizeof p, "%.2g", *m.p_between);
-      std::fprintf(out, "%s%-24s%s  %-14s  %14s  %14s  %+8.2f%%  %8.1f%%  %9s  %s\n",
+      std::fprintf(out, "%s%-26s%s  %-14s  %14s  %14s  %+8.2f%%  %8.1f%%  %9s  %s\n",
                    paint(m.verdict), verdict_label(m).c_str(), reset, m.name.c_str(),
                    format_value(m.baseline_median, m.unit).c_str(),
                    format_value(m.result_median, m.unit).c_str(), m.change_pct,
                    m.effective_threshold_pct, p, k.id.c_str());
       if (!m.reason.empty() && m.verdict != Verdict::kPass) {
-        std::fprintf(out, "                          %s\n", m.reason.c_str());
+        std::fprintf(out, "                            %s\n", m.reason.c_str());
       }
       if (m.confirmation && !m.confirmation->rerun_medians.empty()) {
         std::string medians;
@@ -900,17 +900,17 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
                         m.confirmation->rerun_changes_pct[i]);
           medians += r;
         }
-        std::fprintf(out, "                          re-runs: %s\n", medians.c_str());
+        std::fprintf(out, "                            re-runs: %s\n", medians.c_str());
       }
       if (m.confirmation) {
         for (const auto& n : m.confirmation->notes) {
-          std::fprintf(out, "                          %s\n", n.c_str());
+          std::fprintf(out, "                            %s\n", n.c_str());
         }
       }
     }
   }
   for (const auto& [reason, n] : skip_reasons) {
-    std::fprintf(out, "%-24s  %zu case%s: %s\n", "skipped", n, n == 1 ? "" : "s", reason.c_str());
+    std::fprintf(out, "%-26s  %zu case%s: %s\n", "skipped", n, n == 1 ? "" : "s", reason.c_str());
   }
   std::vector<std::string> ids;
   const auto unstable = not_gateable(c, &ids);

@@ -205,7 +205,10 @@ class FileReader {
     if (r.size() != 1) {
       fail(ptr, "a range object has exactly one of: pow2, range, numa_nodes, gpu_pairs");
     }
-    const auto& [kind, spec] = *r.items().begin();
+    // Copies, not a structured binding: items() hands out a temporary proxy whose key would
+    // dangle (AddressSanitizer: stack-use-after-scope).
+    const std::string kind = r.begin().key();
+    const json& spec = r.begin().value();
     const std::string p = ptr + "/" + pointer_token(kind);
     if (kind == "gpu_pairs") {
       // Every ordered pair "S-D" of the selected GPUs. With fewer than two the axis still has one
@@ -237,8 +240,14 @@ class FileReader {
     if (step <= 0) fail(p + "/2", "step must be positive");
     if (last < first) fail(p + "/1", "last is smaller than first");
     if (kind == "pow2" && (first < 0 || last > 62)) fail(p, "exponents must be in [0, 62]");
-    if ((last - first) / step >= 4096) fail(p, "range expands to more than 4096 values");
-    for (auto x = first; x <= last; x += step) {
+    // In unsigned arithmetic: last - first and first + i * step can exceed int64 (signed
+    // overflow is undefined), but never uint64 once last >= first and i * step <= last - first.
+    const std::uint64_t span = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first);
+    const std::uint64_t count = span / static_cast<std::uint64_t>(step);
+    if (count >= 4096) fail(p, "range expands to more than 4096 values");
+    for (std::uint64_t i = 0; i <= count; ++i) {
+      const auto x = static_cast<std::int64_t>(static_cast<std::uint64_t>(first) +
+                                               i * static_cast<std::uint64_t>(step));
       out.push_back(scalar(schema, kind == "pow2" ? (std::int64_t{1} << x) : x, p));
     }
   }
@@ -285,6 +294,10 @@ class FileReader {
     try {
       ordered_doc_ = nlohmann::ordered_json::parse(text);
     } catch (const json::parse_error& e) {
+      fail("", std::string("not valid JSON: ") + e.what());
+    } catch (const json::exception& e) {
+      // Also malformed: a number beyond double's range ("1e999") is out_of_range, not a parse
+      // error, and must not escape as a failure of the run (exit 1).
       fail("", std::string("not valid JSON: ") + e.what());
     }
     const json doc = json(ordered_doc_);

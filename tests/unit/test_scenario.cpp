@@ -105,6 +105,29 @@ TEST(ScenarioFile, Pow2AndLinearRangesExpand) {
   EXPECT_EQ(s.axes[2].values, (std::vector<nlohmann::json>{2, 4, 6}));
 }
 
+// Ranges at the edges of int64: counted and stepped without signed overflow (UBSan flagged
+// last - first and x += step here), and a range object's kind read without a dangling key.
+TEST(ScenarioFile, RangesAtTheEdgesOfInt64DoNotOverflow) {
+  const auto t = parse(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": "a",
+      "bytes": {"range": [4096, 9223372036854775807, 9223372036854775807]}}})"))
+                     .scenarios[0];
+  EXPECT_EQ(t.axes[1].values, (std::vector<nlohmann::json>{4096}));
+  // Counted across the whole int64 range: too many values, said before anything is expanded.
+  EXPECT_EQ(error_pointer(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": "a",
+      "node": {"range": [-9223372036854775807, 9223372036854775807]}}})")),
+            "/scenarios/0/axes/node/range");
+  // Three values from one end to the other: the first is out of the axis's bounds.
+  EXPECT_EQ(error_pointer(wrap(R"({"name": "n", "family": "toy", "axes": {"mode": "a",
+      "node": {"range": [-9223372036854775807, 9223372036854775807, 9223372036854775807]}}})")),
+            "/scenarios/0/axes/node/range");
+}
+
+TEST(ScenarioFile, NumberBeyondDoubleIsBadInputNotAFailure) {
+  EXPECT_EQ(error_pointer(wrap(R"({"name": "n", "family": "toy", "repetitions": 1e999,
+      "axes": {"mode": "a"}})")),
+            "");
+}
+
 TEST(ScenarioFile, NumaNodesAllExpandsToTheMachinesNodes) {
   const auto s = parse(wrap(R"({"name": "n", "family": "toy",
       "axes": {"mode": "a", "node": {"numa_nodes": "all"}}})"),
