@@ -79,6 +79,25 @@ BaselineRunRef run_ref(const Result& r, const std::string& file) {
           context_text(r.context, "git_sha")};
 }
 
+// One run given twice (a glob that matched a copy): same host, same start second, same samples.
+// Start times have one-second resolution, so two short runs can share one; their samples differ.
+bool same_run(const Result& a, const Result& b) {
+  if (a.start_time != b.start_time ||
+      context_text(a.context, "hostname") != context_text(b.context, "hostname") ||
+      a.cases.size() != b.cases.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.cases.size(); ++i) {
+    const auto& x = a.cases[i].metrics;
+    const auto& y = b.cases[i].metrics;
+    if (x.size() != y.size()) return false;
+    for (std::size_t m = 0; m < x.size(); ++m) {
+      if (x[m].samples != y[m].samples) return false;
+    }
+  }
+  return true;
+}
+
 // The context as the result file writes it: with scenario files, start and end time.
 ojson full_context(const Result& r) { return to_json(r)["context"]; }
 
@@ -133,6 +152,13 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     const std::string& file = files[i];
+    for (std::size_t k = 0; k < i; ++k) {
+      // The same run twice would shrink the spread the gate trusts.
+      if (same_run(results[k], r)) {
+        refuse(3, file, "/context/start_time",
+               "the same run as " + files[k] + " (host and start time); promote each run once");
+      }
+    }
     if (r.end_time.empty()) {
       refuse(3, file, "/context/end_time",
              "the run did not finish (no end_time): an incomplete run is no baseline");

@@ -198,6 +198,13 @@ TEST(Baseline, RefusesWhatIsNoBaselineMaterial) {
   EXPECT_NE(promote_error(runs).find("missing"), std::string::npos) << promote_error(runs);
 
   runs = five_runs();
+  runs[4] = runs[1];  // one file given twice
+  EXPECT_EQ(promote_exit(runs), 3);
+  EXPECT_NE(promote_error(runs).find("run5.json: /context/start_time: the same run as run2.json"),
+            std::string::npos)
+      << promote_error(runs);
+
+  runs = five_runs();
   runs[2].cases[0].status = CaseStatus::kSkipped;
   runs[2].cases[0].metrics.clear();
   EXPECT_EQ(promote_exit(runs), 3);
