@@ -30,7 +30,39 @@ class FileDescriptor {
 };
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+namespace {
+
+// The file a write to `path` must replace: symbolic links followed to their final target.
+std::filesystem::path final_target(const std::filesystem::path& path) {
+  constexpr int kMaxLinks = 40;  // the kernel's own limit (ELOOP)
+  std::filesystem::path target = path;
+  for (int hops = 0; std::filesystem::is_symlink(std::filesystem::symlink_status(target)); ++hops) {
+    if (hops == kMaxLinks) throw SystemError("following the links of " + path.string(), ELOOP);
+    const auto next = std::filesystem::read_symlink(target);
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  return target;
+}
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& requested, std::string_view content) {
+  const std::filesystem::path path = final_target(requested);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    throw NotARegularFile(path.string() + " is " + kind_of(st.st_mode) +
+                          ", not a regular file; pathbench writes regular files only and never "
+                          "replaces anything else");
+  }
   const auto parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::filesystem::create_directories(parent);
   std::string tmpl = (parent / ("." + path.filename().string() + ".XXXXXX")).string();

@@ -82,6 +82,44 @@ TEST_F(AtomicFileTest, FailureLeavesNoTempFile) {
   EXPECT_EQ(names_in(dir_), std::vector<std::string>{"occupied"});
 }
 
+// `run -o /dev/null` as root used to replace the device node with a regular file: an output
+// that exists and is not a regular file is refused, and left as it was.
+TEST_F(AtomicFileTest, RefusesFifoAndDirectoryAndLeavesThem) {
+  const fs::path fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    write_file_atomically(fifo, "x");
+    FAIL() << "a FIFO was replaced";
+  } catch (const NotARegularFile& e) {
+    EXPECT_NE(std::string(e.what()).find("is a FIFO, not a regular file"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  const fs::path sub = dir_ / "sub";
+  fs::create_directory(sub);
+  EXPECT_THROW(write_file_atomically(sub, "x"), NotARegularFile);
+  EXPECT_TRUE(fs::is_directory(sub));
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"pipe", "sub"})) << "no temp file left";
+}
+
+TEST_F(AtomicFileTest, FollowsASymlinkAndKeepsIt) {
+  fs::create_directory(dir_ / "real");
+  write_file_atomically(dir_ / "real" / "result.json", "old");
+  fs::create_symlink("real/result.json", dir_ / "link.json");
+  write_file_atomically(dir_ / "link.json", "new");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "link.json")));
+  EXPECT_EQ(read_text_file(dir_ / "real" / "result.json"), "new");
+  // A dangling link creates its target.
+  fs::create_symlink("real/later.json", dir_ / "dangling.json");
+  write_file_atomically(dir_ / "dangling.json", "made");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "dangling.json")));
+  EXPECT_EQ(read_text_file(dir_ / "real" / "later.json"), "made");
+  // A symlink to a FIFO is refused like the FIFO.
+  ASSERT_EQ(::mkfifo((dir_ / "real" / "pipe").c_str(), 0600), 0);
+  fs::create_symlink("real/pipe", dir_ / "to_pipe");
+  EXPECT_THROW(write_file_atomically(dir_ / "to_pipe", "x"), NotARegularFile);
+}
+
 TEST_F(AtomicFileTest, ReadMissingFileThrows) {
   EXPECT_THROW(read_text_file(dir_ / "absent"), SystemError);
 }
