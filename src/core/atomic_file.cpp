@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
-#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "core/errors.hpp"
@@ -92,12 +92,38 @@ void write_file_atomically(const std::filesystem::path& requested, std::string_v
   }
 }
 
-std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SystemError("open(" + path.string() + ")", errno ? errno : ENOENT);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string read_text_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) throw SystemError("open(" + path.string() + ")", errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw SystemError("fstat(" + path.string() + ")", errno);
+  if (!S_ISREG(st.st_mode)) {
+    throw NotARegularFile(path.string() + " is " + kind_of(st.st_mode) +
+                          ", not a regular file; pathbench reads regular files only");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    throw std::length_error(path.string() + " is " + std::to_string(st.st_size) +
+                            " bytes, more than the " + std::to_string(max_bytes) +
+                            " this input may have");
+  }
+  std::string text;
+  text.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw SystemError("read(" + path.string() + ")", errno);
+    }
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes) {
+      throw std::length_error(path.string() + " grew beyond " + std::to_string(max_bytes) +
+                              " bytes while being read");
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  return text;
 }
 
 }  // namespace pathbench

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string_view>
@@ -19,6 +20,9 @@ class NotARegularFile : public std::runtime_error {
 // target that exists and is not a regular file, SystemError when the OS refuses.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
-std::string read_text_file(const std::filesystem::path& path);
+// The whole file. Refuses (NotARegularFile) what is not a regular file — a FIFO would block, a
+// device never end — and (std::length_error) a file larger than `max_bytes`, before reading.
+std::string read_text_file(const std::filesystem::path& path,
+                           std::uint64_t max_bytes = std::uint64_t{1} << 40);
 
 }  // namespace pathbench

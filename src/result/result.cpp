@@ -399,29 +399,16 @@ class ResultReader {
   std::string file_;
 };
 
-// The file's bytes, or InputError with the operating system's reason.
+// The file's bytes, or InputError with the reason (the OS's, or not a regular file).
 std::string read_whole_file(const std::filesystem::path& path) {
-  const auto cannot_read = [&](int err) {
-    return InputError(path.string(), "", std::string("cannot read: ") + std::strerror(err));
-  };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw cannot_read(errno);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  std::string text;
-  std::array<char, 1 << 16> buf{};
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw cannot_read(errno);
-    }
-    text.append(buf.data(), static_cast<std::size_t>(n));
+  try {
+    return read_text_file(path);
+  } catch (const SystemError& e) {
+    throw InputError(path.string(), "",
+                     std::string("cannot read: ") + std::strerror(e.error_number()));
+  } catch (const std::exception& e) {
+    throw InputError(path.string(), "", std::string("cannot read: ") + e.what());
   }
-  return text;
 }
 
 }  // namespace

@@ -377,7 +377,7 @@ ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyR
                                 const std::vector<int>& numa_nodes, const std::vector<int>& gpus) {
   std::string text;
   try {
-    text = read_text_file(path);
+    text = read_text_file(path, kMaxScenarioFileBytes);
   } catch (const std::exception& e) {
     throw InputError(path.string(), "", std::string("cannot read: ") + e.what());
   }
@@ -392,10 +392,17 @@ std::vector<std::filesystem::path> collect_scenario_paths(
     std::error_code ec;
     if (std::filesystem::is_directory(p, ec)) {
       std::vector<std::filesystem::path> in_dir;
-      for (const auto& entry : std::filesystem::directory_iterator(p)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".json") {
-          in_dir.push_back(entry.path());
+      std::filesystem::directory_iterator it(p, ec);
+      if (ec) throw InputError(arg, "", "cannot list the directory: " + ec.message());
+      for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        if (ec) throw InputError(arg, "", "cannot list the directory: " + ec.message());
+        if (it->path().extension() != ".json") continue;
+        std::error_code entry_error;  // a symlink loop, a dangling link: bad input, named
+        const bool regular = it->is_regular_file(entry_error);
+        if (entry_error) {
+          throw InputError(it->path().string(), "", "cannot read: " + entry_error.message());
         }
+        if (regular) in_dir.push_back(it->path());
       }
       std::sort(in_dir.begin(), in_dir.end());
       if (in_dir.empty()) throw InputError(arg, "", "directory holds no *.json scenario files");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -12,6 +13,8 @@
 namespace pathbench {
 
 inline constexpr const char* kScenarioSchema = "pathbench.scenario/v1";
+// A scenario file larger than this is refused before it is read (the shipped ones are < 16 KiB).
+inline constexpr std::uint64_t kMaxScenarioFileBytes = 16u << 20;
 
 // Parses and validates a scenario file against the families' axis schemas. `numa_nodes` expands
 // {"numa_nodes": "all"} (integer axes); `gpus` (the machine's selected GPUs) expands

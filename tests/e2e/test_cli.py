@@ -892,6 +892,24 @@ class TestScenarioDirectories(ResultAssertions):
                     self.assertIn(str(missing), proc.stderr)
             self.assertFalse(out.exists())
 
+    def test_inputs_that_are_not_regular_files_exit_3_at_once(self) -> None:
+        # A FIFO used to hang the run, /dev/zero to be read without end, a symlink loop in a
+        # scenario folder to escape as an uncaught filesystem error (exit 1).
+        with tempfile.TemporaryDirectory() as tmp:
+            fifo = Path(tmp) / "pipe.json"
+            os.mkfifo(fifo)
+            loop_dir = Path(tmp) / "loops"
+            loop_dir.mkdir()
+            (loop_dir / "a.json").symlink_to(loop_dir / "b.json")
+            (loop_dir / "b.json").symlink_to(loop_dir / "a.json")
+            for target, named, why in ((fifo, fifo, "a FIFO"), ("/dev/zero", "/dev/zero", "a character device"),
+                                       (loop_dir, loop_dir / "a.json", "cannot read")):
+                with self.subTest(target=str(target)):
+                    proc = run_pb("list", target, timeout=20)
+                    self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+                    self.assertIn(f"{named}: ", proc.stderr)
+                    self.assertIn(why, proc.stderr)
+
     def test_directory_without_json_exit_3(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "notes.txt").write_text("not a scenario\n")

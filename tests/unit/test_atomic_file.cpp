@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,24 @@ TEST_F(AtomicFileTest, FollowsASymlinkAndKeepsIt) {
   ASSERT_EQ(::mkfifo((dir_ / "real" / "pipe").c_str(), 0600), 0);
   fs::create_symlink("real/pipe", dir_ / "to_pipe");
   EXPECT_THROW(write_file_atomically(dir_ / "to_pipe", "x"), NotARegularFile);
+}
+
+// A FIFO given as an input used to hang the run, /dev/zero to be read without end.
+TEST_F(AtomicFileTest, ReadRefusesWhatIsNotARegularFileAndWhatIsTooLarge) {
+  const fs::path fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(read_text_file(fifo), NotARegularFile);  // returns at once: no writer needed
+  EXPECT_THROW(read_text_file("/dev/zero"), NotARegularFile);
+  EXPECT_THROW(read_text_file(dir_), NotARegularFile);
+  write_file_atomically(dir_ / "big", std::string(1000, 'x'));
+  EXPECT_EQ(read_text_file(dir_ / "big", 1000).size(), 1000u);
+  try {
+    read_text_file(dir_ / "big", 999);
+    FAIL() << "a file over the cap was read";
+  } catch (const std::length_error& e) {
+    EXPECT_NE(std::string(e.what()).find("1000 bytes, more than the 999"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(AtomicFileTest, ReadMissingFileThrows) {
