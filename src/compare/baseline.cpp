@@ -152,13 +152,6 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     const std::string& file = files[i];
-    for (std::size_t k = 0; k < i; ++k) {
-      // The same run twice would shrink the spread the gate trusts.
-      if (same_run(results[k], r)) {
-        refuse(3, file, "/context/start_time",
-               "the same run as " + files[k] + " (host and start time); promote each run once");
-      }
-    }
     if (r.end_time.empty()) {
       refuse(3, file, "/context/end_time",
              "the run did not finish (no end_time): an incomplete run is no baseline");
@@ -173,6 +166,13 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
       refuse(2, file, "/context/topology_fingerprint",
              "topology fingerprint differs from " + files.front() +
                  "'s: the nodes are laid out differently (compare them with compare --across)");
+    }
+    for (std::size_t k = 0; k < i; ++k) {
+      // The same run twice would shrink the spread the gate trusts.
+      if (same_run(results[k], r)) {
+        refuse(3, file, "/context/start_time",
+               "the same run as " + files[k] + " (host and start time); promote each run once");
+      }
     }
     if (!options.allow_noisy) {
       std::vector<std::string> noise;

@@ -637,7 +637,7 @@ class Baselines(TempDirTest):
 
     def test_promote_refusals_write_nothing(self) -> None:
         runs = jittered_runs(real_result())
-        other = copy.deepcopy(runs[1])
+        other = copy.deepcopy(runs[4])
         other["context"]["node_type"] = "NVIDIA H100 x8 / PCIe Gen5 x16 / 2 NUMA"
         unfinished = copy.deepcopy(runs[2])
         unfinished["context"]["end_time"] = ""
