@@ -85,6 +85,15 @@ std::string compact_timestamp() {
   return buf;
 }
 
+// An explicit --device must name a GPU this machine can use, on every machine: otherwise a
+// typo (or a CPU-only node) would pass as a run whose GPU cases all skipped.
+void check_device_option(const Machine& machine, int device, bool given) {
+  if (!given) return;
+  if (const auto why = machine.gpu_unavailable_reason(device)) {
+    throw InputError::option("--device", *why);
+  }
+}
+
 // The machine the plan runs on, with `--devices` applied (bad input: exit 3).
 Machine machine_for(const Inventory& inventory, const std::string& devices) {
   Machine machine = machine_from(inventory);
@@ -127,6 +136,7 @@ int run_command(const RunOptions& options) {
   const FamilyRegistry families = builtin_families();
   Inventory inventory = collect_inventory(InventoryOptions{options.node_type});
   const Machine machine = machine_for(inventory, options.devices);
+  check_device_option(machine, options.device, options.device_given);
   Plan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
   print_warnings(inventory);
   const bool timelines = !options.timeline_dir.empty() ||
@@ -216,6 +226,7 @@ int list_command(const ListOptions& options) {
   const FamilyRegistry families = builtin_families();
   const Inventory inventory = collect_inventory(InventoryOptions{});
   const Machine machine = machine_for(inventory, options.devices);
+  check_device_option(machine, options.device, options.device_given);
   const Plan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
   const Scenario* current = nullptr;
   std::size_t skipped = 0;

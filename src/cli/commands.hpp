@@ -13,6 +13,7 @@ struct RunOptions {
   std::optional<int> repetitions;
   bool quick = false;
   int device = 0;
+  bool device_given = false;    // --device was on the command line: it must name a usable GPU
   std::string devices = "all";  // --devices: the GPUs of multi-GPU families (peer pairs)
   std::string node_type;
   std::string timeline_dir;   // --timeline DIR: a Chrome trace of one extra sample per case
@@ -24,6 +25,7 @@ struct ListOptions {
   std::vector<std::string> scenarios;
   std::string filter;
   int device = 0;
+  bool device_given = false;
   std::string devices = "all";
 };
 

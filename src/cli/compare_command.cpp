@@ -112,10 +112,14 @@ std::vector<std::string> rerun_argv(const Result& result, const std::vector<std:
   for (const auto& f : result.scenario_files) argv.push_back(f.path);
   argv.insert(argv.end(), {"--filter", exact_ids_pattern(ids), "--out", out.string()});
   const auto& ctx = result.context;
-  if (const auto d = ctx.find("device"); d != ctx.end() && d->is_number_integer()) {
+  // The GPU options only where the run had GPUs: on a CPU-only node --device names nothing.
+  const auto gpus = ctx.find("gpus");
+  const bool had_gpus = gpus != ctx.end() && gpus->is_array() && !gpus->empty();
+  if (const auto d = ctx.find("device"); had_gpus && d != ctx.end() && d->is_number_integer()) {
     argv.insert(argv.end(), {"--device", std::to_string(d->get<int>())});
   }
-  if (const auto d = ctx.find("devices"); d != ctx.end() && d->is_array() && !d->empty()) {
+  if (const auto d = ctx.find("devices");
+      had_gpus && d != ctx.end() && d->is_array() && !d->empty()) {
     std::string list;
     for (const auto& g : *d) {
       if (g.is_number_integer()) list += (list.empty() ? "" : ",") + std::to_string(g.get<int>());

@@ -253,6 +253,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : static_cast<int>(ExitCode::kBadInput);
   }
 
+  run.device_given = run_cmd->count("--device") > 0;
+  list.device_given = list_cmd->count("--device") > 0;
   try {
     if (*run_cmd) return cli::run_command(run);
     if (*list_cmd) return cli::list_command(list);

@@ -695,6 +695,19 @@ class TestDevicesOption(unittest.TestCase):
                     self.assertNotIn("--devices: /:", proc.stderr)
                     self.assertIn(message, proc.stderr)
 
+    def test_unknown_device_exit_3_on_every_machine(self) -> None:
+        # It used to pass on a machine without a GPU (every GPU case skipped, exit 0).
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "r.json"
+            for sub, extra in (("run", ["--out", out]), ("list", [])):
+                with self.subTest(sub=sub):
+                    proc = run_pb(sub, SOURCE / "scenarios/default.json", "--device", "99", *extra)
+                    self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+                    self.assertIn("pathbench: error: --device: ", proc.stderr)
+                    if usable_gpus():
+                        self.assertIn("GPU 99 does not exist", proc.stderr)
+            self.assertFalse(out.exists(), "nothing written")
+
     def test_devices_selects_the_pairs(self) -> None:
         gpus = usable_gpus()
         if not gpus:
