@@ -5,8 +5,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli/commands.hpp"
 #include "compare/baseline.hpp"
@@ -16,6 +14,7 @@
 #include "core/sha256.hpp"
 #include "core/subprocess.hpp"
 #include "result/result.hpp"
+#include "scenario/scenario_file.hpp"
 
 namespace pathbench::cli {
 
@@ -86,11 +85,11 @@ std::string exact_ids_pattern(const std::vector<std::string>& ids) {
 }
 
 std::string file_sha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream text;
-  text << in.rdbuf();
-  return sha256_hex(text.str());
+  try {
+    return sha256_hex(read_text_file(path, kMaxScenarioFileBytes));
+  } catch (const std::exception&) {
+    return "";  // gone or unreadable: the caller says the suspects cannot be re-run
+  }
 }
 
 // Why the suspects cannot be re-run as they ran (a scenario file gone or edited); "" when they can.

@@ -98,9 +98,6 @@ bool same_run(const Result& a, const Result& b) {
   return true;
 }
 
-// The context as the result file writes it: with scenario files, start and end time.
-ojson full_context(const Result& r) { return to_json(r)["context"]; }
-
 BaselineCase case_header(const CaseResult& c) {
   BaselineCase b;
   b.id = c.id;
@@ -233,7 +230,7 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
     const Result& r = results[i];
     const std::string& file = files[i];
     b.runs.push_back(run_ref(r, file));
-    b.run_contexts.push_back(full_context(r));
+    b.run_contexts.push_back(context_json(r));
     std::set<std::string> seen;
     for (std::size_t k = 0; k < r.cases.size(); ++k) {
       const CaseResult& c = r.cases[k];
@@ -264,7 +261,7 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
       }
     }
   }
-  b.context = full_context(results[order.back()]);
+  b.context = context_json(results[order.back()]);
   finish(b);
   return b;
 }
@@ -275,7 +272,7 @@ Baseline baseline_from_result(const Result& result, const std::string& file) {
   b.topology_fingerprint = context_text(result.context, "topology_fingerprint");
   b.created = result.end_time;
   b.runs.push_back(run_ref(result, file));
-  b.context = full_context(result);
+  b.context = context_json(result);
   b.run_contexts.push_back(b.context);
   for (const auto& c : result.cases) {
     BaselineCase bc = case_header(c);

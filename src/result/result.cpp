@@ -136,7 +136,7 @@ ojson to_json(const CaseResult& c) {
   return j;
 }
 
-ojson to_json(const Result& r) {
+ojson context_json(const Result& r) {
   ojson context = r.context.is_null() ? ojson::object() : r.context;
   if (!context.is_object()) {
     throw std::invalid_argument("Result.context must be a JSON object, not " +
@@ -154,10 +154,13 @@ ojson to_json(const Result& r) {
   context["scenario_files"] = std::move(files);
   context["start_time"] = r.start_time;
   context["end_time"] = r.end_time;
+  return context;
+}
 
+ojson to_json(const Result& r) {
   ojson j = ojson::object();
   j["schema"] = r.schema;
-  j["context"] = std::move(context);
+  j["context"] = context_json(r);
   ojson cases = ojson::array();
   for (const auto& c : r.cases) cases.push_back(to_json(c));
   j["cases"] = std::move(cases);

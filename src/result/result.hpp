@@ -68,6 +68,8 @@ struct Result {
 // context = r.context's fields, then scenario_files, start_time, end_time. An empty
 // timing_method is written as null. Metrics are an object keyed by name, in metric order.
 nlohmann::ordered_json to_json(const Result& r);
+// The context as the file writes it: r.context's fields, then scenario_files, start and end time.
+nlohmann::ordered_json context_json(const Result& r);
 nlohmann::ordered_json to_json(const CaseResult& c);
 // Throws InputError naming `file` and the JSON pointer when the document is not a valid result.
 // Stats are taken as stored (stats.n must equal the number of samples). The ordered_json overload
