@@ -311,8 +311,9 @@ TEST(NvlinkFloor, FractionIsConfigurableAndValidated) {
   r.cases.push_back(uni("0-1", 300.0));
   FloorOptions lenient;
   lenient.nvlink_fraction = 0.6;
-  lenient.fraction = 0.95;  // the PCIe fraction does not apply to NVLink
-  const FloorCheck* f = find(check_floors(r, lenient), r.cases[0].id);
+  lenient.fraction = 0.95;                       // the PCIe fraction does not apply to NVLink
+  const auto checks = check_floors(r, lenient);  // kept: `f` points into it
+  const FloorCheck* f = find(checks, r.cases[0].id);
   EXPECT_EQ(f->verdict, FloorVerdict::kPass) << f->detail;
   EXPECT_NEAR(f->floor_gb_per_s, 0.6 * kNv18DriverData, 1e-9);
   for (double bad : {0.0, -0.1, 1.01}) {
