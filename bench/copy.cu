@@ -139,17 +139,7 @@ class CopyBench final : public CaseBench {
                                                           : TimingMethod::kHostSteadyClock;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    switch (request_.measure) {
-      case Measure::kBandwidth:
-        return {{"bandwidth", "GB/s", Better::kHigher}, {"time_per_copy", "s", Better::kLower}};
-      case Measure::kLatency:
-        return {{"time_per_copy", "s", Better::kLower}, {"round_trip_time", "s", Better::kLower}};
-      case Measure::kAllocCost:
-        return {{"seconds_per_gib", "s/GiB", Better::kLower}};
-    }
-    return {};
-  }
+  std::vector<MetricSpec> metrics() const override { return copy_metrics(request_); }
 
   void warm_up(double min_time) override {
     if (request_.measure == Measure::kAllocCost) {

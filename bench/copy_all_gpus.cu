@@ -82,12 +82,9 @@ class CopyAllGpusBench final : public CaseBench {
   }
 
   std::vector<MetricSpec> metrics() const override {
-    std::vector<MetricSpec> m = {{"bandwidth", "GB/s", Better::kHigher}};
-    for (const auto& g : gpus_) {
-      m.push_back({suffixed("bandwidth", g->device), "GB/s", Better::kHigher});
-    }
-    m.push_back({"time_per_copy", "s", Better::kLower});
-    return m;
+    std::vector<std::string> labels;
+    for (const auto& g : gpus_) labels.push_back(std::to_string(g->device));
+    return copy_metrics(request_, labels);  // bandwidth, bandwidth_gpu<N>..., time_per_copy
   }
 
   void warm_up(double min_time) override {

@@ -77,6 +77,31 @@ CopyRequest decode_copy_request(const CaseSpec& spec) {
   return r;
 }
 
+std::vector<MetricSpec> copy_metrics(const CopyRequest& r,
+                                     const std::vector<std::string>& gpu_labels) {
+  if (r.all_gpus) {
+    std::vector<MetricSpec> m = {{"bandwidth", "GB/s", Better::kHigher}};
+    for (const auto& label : gpu_labels) {
+      m.push_back({"bandwidth_gpu" + label, "GB/s", Better::kHigher});
+    }
+    m.push_back({"time_per_copy", "s", Better::kLower});
+    return m;
+  }
+  switch (r.measure) {
+    case CopyRequest::Measure::kBandwidth:
+      return {{"bandwidth", "GB/s", Better::kHigher}, {"time_per_copy", "s", Better::kLower}};
+    case CopyRequest::Measure::kLatency:
+      return {{"time_per_copy", "s", Better::kLower}, {"round_trip_time", "s", Better::kLower}};
+    case CopyRequest::Measure::kAllocCost:
+      return {{"seconds_per_gib", "s/GiB", Better::kLower}};
+  }
+  return {};
+}
+
+std::optional<std::vector<std::string>> CopyFamilyBase::metric_names(const CaseSpec& spec) const {
+  return metric_names_of(copy_metrics(decode_copy_request(spec), {"<N>"}));
+}
+
 std::vector<int> copy_all_gpus(const Machine& machine) {
   std::vector<int> gpus = machine.selected_gpus;
   if (gpus.empty()) {

@@ -21,6 +21,7 @@ class CopyFamilyBase : public Family {
   MemoryNeeds memory_needs(const CaseSpec& spec) const override;
   std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
                                          int device) const override;
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override;
 };
 
 // What a copy case's axes ask for, decoded once.
@@ -40,6 +41,12 @@ struct CopyRequest {
   std::uint64_t bytes = 0;
 };
 CopyRequest decode_copy_request(const CaseSpec& spec);
+
+// The metrics a copy case records, in order: what its bench's metrics() returns (bench/copy.cu,
+// bench/copy_all_gpus.cu) and what the family declares for gate blocks. `gpu_labels`: for
+// gpus=all, the label of each GPU's own bandwidth metric, "bandwidth_gpu<label>".
+std::vector<MetricSpec> copy_metrics(const CopyRequest& r,
+                                     const std::vector<std::string>& gpu_labels = {});
 
 // The GPUs of a gpus=all case: the machine's selected GPUs (run --devices), or every GPU when
 // none are selected; sorted.

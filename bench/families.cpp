@@ -1,4 +1,8 @@
+#include <cstdlib>
+#include <string_view>
+
 #include "bench/copy_family.hpp"
+#include "bench/fault_injection.hpp"
 #include "bench/host_memory.hpp"
 #include "bench/overlap_family.hpp"
 #include "bench/peer_family.hpp"
@@ -16,6 +20,12 @@ FamilyRegistry builtin_families() {
   registry.add(make_small_copies_family());
   registry.add(make_unified_memory_family());
   registry.add(make_peer_family());
+#ifdef PATHBENCH_HAVE_CUDA
+  // Tests only: never part of a measuring run unless asked for by name in the environment.
+  if (const char* v = std::getenv(kFaultInjectionVariable); v && std::string_view(v) == "1") {
+    registry.add(make_fault_injection_family());
+  }
+#endif
   return registry;
 }
 

@@ -138,6 +138,22 @@ std::string page_label(std::uint64_t bytes) {
   return std::to_string(bytes);
 }
 
+// The metrics a case records, in order: what its bench's metrics() returns and what the family
+// declares for gate blocks. `page` is the page_label() of the buffer's page size (first_touch
+// counts per page).
+std::vector<MetricSpec> host_memory_metrics(Measure measure, const std::string& page) {
+  switch (measure) {
+    case Measure::kMemcpy:
+      return {{"bandwidth", "GB/s", Better::kHigher}, {"time_per_copy", "s", Better::kLower}};
+    case Measure::kFirstTouch:
+      return {{"seconds_per_gib", "s/GiB", Better::kLower},
+              {"time_per_page_" + page, "s", Better::kLower}};
+    case Measure::kMlock:
+      return {{"seconds_per_gib", "s/GiB", Better::kLower}};
+  }
+  return {};
+}
+
 // The system calls themselves: the sanitizers intercept mlock/munlock as no-ops returning 0, and
 // a sanitizer build would then time (and fail verifying) a lock that never happened. glibc's
 // wrappers are plain system calls, so this costs nothing otherwise.
@@ -290,7 +306,7 @@ class MemcpyBench final : public CaseBench {
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
 
   std::vector<MetricSpec> metrics() const override {
-    return {{"bandwidth", "GB/s", Better::kHigher}, {"time_per_copy", "s", Better::kLower}};
+    return host_memory_metrics(Measure::kMemcpy, "");
   }
 
   void warm_up(double min_time) override {
@@ -372,11 +388,7 @@ class FreshBufferBench final : public CaseBench {
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
 
   std::vector<MetricSpec> metrics() const override {
-    std::vector<MetricSpec> metrics{{"seconds_per_gib", "s/GiB", Better::kLower}};
-    if (p_.measure == Measure::kFirstTouch) {
-      metrics.push_back({"time_per_page_" + page_label(page_bytes_), "s", Better::kLower});
-    }
-    return metrics;
+    return host_memory_metrics(p_.measure, page_label(page_bytes_));
   }
 
   // One untimed cycle warms the kernel's allocation and zeroing paths; a sample is always one
@@ -605,6 +617,11 @@ class HostMemoryFamily final : public Family {
       }
     }
     return std::nullopt;
+  }
+
+  // The page size is the machine's (base page, THP or hugetlb size): "<page>" stands for it.
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override {
+    return metric_names_of(host_memory_metrics(parse(spec).measure, "<page>"));
   }
 
   std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,

@@ -76,11 +76,7 @@ class OverlapBench final : public CaseBench {
 
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"time_per_iteration", "s", Better::kLower},
-            {"overlap_fraction", "ratio", Better::kHigher},
-            {"ratio_to_ideal", "ratio", Better::kLower}};
-  }
+  std::vector<MetricSpec> metrics() const override { return overlap_metrics(); }
 
   void warm_up(double) override {
     {

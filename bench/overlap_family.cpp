@@ -33,6 +33,16 @@ std::optional<std::string> OverlapFamilyBase::invalid_combination(const CaseSpec
   return std::nullopt;
 }
 
+std::vector<MetricSpec> overlap_metrics() {
+  return {{"time_per_iteration", "s", Better::kLower},
+          {"overlap_fraction", "ratio", Better::kHigher},
+          {"ratio_to_ideal", "ratio", Better::kLower}};
+}
+
+std::optional<std::vector<std::string>> OverlapFamilyBase::metric_names(const CaseSpec&) const {
+  return metric_names_of(overlap_metrics());
+}
+
 MemoryNeeds OverlapFamilyBase::memory_needs(const CaseSpec& spec) const {
   // Two batches in flight: double-buffered on both sides.
   const auto bytes = static_cast<std::uint64_t>(spec.integer("bytes"));

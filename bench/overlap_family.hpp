@@ -21,7 +21,11 @@ class OverlapFamilyBase : public Family {
   MemoryNeeds memory_needs(const CaseSpec& spec) const override;
   std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
                                          int device) const override;
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override;
 };
+
+// The metrics an overlap case records, in order (the bench's metrics(), bench/overlap.cu).
+std::vector<MetricSpec> overlap_metrics();
 
 std::unique_ptr<Family> make_overlap_family();
 

@@ -223,18 +223,7 @@ class PeerBench final : public CaseBench {
                                           : TimingMethod::kCudaEventsLatched;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    if (request_.measure == Measure::kLatency) {
-      return {{"time_per_copy", "s", Better::kLower}, {"round_trip_time", "s", Better::kLower}};
-    }
-    if (request_.bidirectional) {
-      return {{"bandwidth", "GB/s", Better::kHigher},
-              {"bandwidth_fwd", "GB/s", Better::kHigher},
-              {"bandwidth_rev", "GB/s", Better::kHigher},
-              {"time_per_copy", "s", Better::kLower}};
-    }
-    return {{"bandwidth", "GB/s", Better::kHigher}, {"time_per_copy", "s", Better::kLower}};
-  }
+  std::vector<MetricSpec> metrics() const override { return peer_metrics(request_); }
 
   void warm_up(double min_time) override {
     clear_destinations();

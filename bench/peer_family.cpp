@@ -187,6 +187,23 @@ std::optional<std::string> PeerFamilyBase::invalid_combination(const CaseSpec& s
   return std::nullopt;
 }
 
+std::vector<MetricSpec> peer_metrics(const PeerRequest& r) {
+  if (r.measure == PeerRequest::Measure::kLatency) {
+    return {{"time_per_copy", "s", Better::kLower}, {"round_trip_time", "s", Better::kLower}};
+  }
+  if (r.bidirectional) {
+    return {{"bandwidth", "GB/s", Better::kHigher},
+            {"bandwidth_fwd", "GB/s", Better::kHigher},
+            {"bandwidth_rev", "GB/s", Better::kHigher},
+            {"time_per_copy", "s", Better::kLower}};
+  }
+  return {{"bandwidth", "GB/s", Better::kHigher}, {"time_per_copy", "s", Better::kLower}};
+}
+
+std::optional<std::vector<std::string>> PeerFamilyBase::metric_names(const CaseSpec& spec) const {
+  return metric_names_of(peer_metrics(decode_peer_request(spec)));
+}
+
 MemoryNeeds PeerFamilyBase::memory_needs(const CaseSpec& spec) const {
   const PeerRequest r = decode_peer_request(spec);
   return {r.host_bytes(), r.device_bytes_per_gpu()};

@@ -45,6 +45,9 @@ struct PeerRequest {
 PeerRequest decode_peer_request(const CaseSpec& spec);
 std::string_view to_string(PeerRequest::Method m);
 
+// The metrics a peer case records, in order (the bench's metrics(), bench/peer.cu).
+std::vector<MetricSpec> peer_metrics(const PeerRequest& r);
+
 inline constexpr std::uint64_t kPeerStagingSlots = 4;
 inline constexpr std::uint64_t kPeerMinChunkBytes = std::uint64_t{4} << 20;
 inline constexpr std::uint64_t kPeerMaxChunksPerCopy = 64;
@@ -71,6 +74,7 @@ class PeerFamilyBase : public Family {
   MemoryNeeds memory_needs(const CaseSpec& spec) const override;
   std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
                                          int device) const override;
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override;
   // Adds `link` (peer_link_param) right after `pair`.
   void derive_params(CaseSpec& spec, const Machine& machine) const override;
 };

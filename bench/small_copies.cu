@@ -213,17 +213,7 @@ class SmallCopiesBench final : public CaseBench {
                                           : TimingMethod::kCudaEventsLatched;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    std::vector<MetricSpec> m = {{"time_per_batch", "s", Better::kLower},
-                                 {"bandwidth", "GB/s", Better::kHigher},
-                                 {"api_calls_per_batch", "calls", Better::kLower},
-                                 {"issue_cpu_time", "s", Better::kLower}};
-    if (coalesced()) {
-      m.push_back({"pack_time", "s", Better::kLower});
-      m.push_back({"copy_time", "s", Better::kLower});
-    }
-    return m;
-  }
+  std::vector<MetricSpec> metrics() const override { return small_copies_metrics(request_); }
 
   void warm_up(double min_time) override {
     clear_destination();

@@ -126,6 +126,23 @@ std::optional<std::string> SmallCopiesFamilyBase::invalid_combination(const Case
   return std::nullopt;
 }
 
+std::vector<MetricSpec> small_copies_metrics(const SmallCopiesRequest& r) {
+  std::vector<MetricSpec> m = {{"time_per_batch", "s", Better::kLower},
+                               {"bandwidth", "GB/s", Better::kHigher},
+                               {"api_calls_per_batch", "calls", Better::kLower},
+                               {"issue_cpu_time", "s", Better::kLower}};
+  if (r.method == SmallCopiesRequest::Method::kCoalesced) {
+    m.push_back({"pack_time", "s", Better::kLower});
+    m.push_back({"copy_time", "s", Better::kLower});
+  }
+  return m;
+}
+
+std::optional<std::vector<std::string>> SmallCopiesFamilyBase::metric_names(
+    const CaseSpec& spec) const {
+  return metric_names_of(small_copies_metrics(decode_small_copies_request(spec)));
+}
+
 MemoryNeeds SmallCopiesFamilyBase::memory_needs(const CaseSpec& spec) const {
   const SmallCopiesRequest r = decode_small_copies_request(spec);
   MemoryNeeds needs;

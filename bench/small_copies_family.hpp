@@ -38,6 +38,10 @@ struct SmallCopiesRequest {
 SmallCopiesRequest decode_small_copies_request(const CaseSpec& spec);
 std::string_view to_string(SmallCopiesRequest::Method m);
 
+// The metrics a small_copies case records, in order (the bench's metrics(),
+// bench/small_copies.cu).
+std::vector<MetricSpec> small_copies_metrics(const SmallCopiesRequest& r);
+
 // The `small_copies` family's axes and host-side rules, shared by the CUDA build
 // (bench/small_copies.cu) and a build without CUDA (bench/small_copies_unavailable.cpp), so
 // scenario files validate the same on both.
@@ -56,6 +60,7 @@ class SmallCopiesFamilyBase : public Family {
   MemoryNeeds memory_needs(const CaseSpec& spec) const override;
   std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
                                          int device) const override;
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override;
 
  protected:
   std::string batched_unavailable_;

@@ -163,11 +163,7 @@ class UnifiedMemoryBench final : public CaseBench {
     return host_timed() ? TimingMethod::kHostSteadyClock : TimingMethod::kCudaEventsLatched;
   }
 
-  std::vector<MetricSpec> metrics() const override {
-    return {{"time", "s", Better::kLower},
-            {"migration_throughput", "GB/s", Better::kHigher},
-            {"time_per_mib", "s/MiB", Better::kLower}};
-  }
+  std::vector<MetricSpec> metrics() const override { return unified_memory_metrics(); }
 
   // A sample is one pass over the buffer (after it, the pages have moved): min_time cannot
   // lengthen it. The warm-up pass pays for CUPTI's set-up and the driver's first migration.

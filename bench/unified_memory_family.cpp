@@ -82,6 +82,17 @@ std::optional<std::string> UnifiedMemoryFamilyBase::invalid_combination(
   return std::nullopt;
 }
 
+std::vector<MetricSpec> unified_memory_metrics() {
+  return {{"time", "s", Better::kLower},
+          {"migration_throughput", "GB/s", Better::kHigher},
+          {"time_per_mib", "s/MiB", Better::kLower}};
+}
+
+std::optional<std::vector<std::string>> UnifiedMemoryFamilyBase::metric_names(
+    const CaseSpec&) const {
+  return metric_names_of(unified_memory_metrics());
+}
+
 MemoryNeeds UnifiedMemoryFamilyBase::memory_needs(const CaseSpec& spec) const {
   // One managed buffer: it lives on the host between passes and on the GPU after a pass.
   const UnifiedMemoryRequest r = decode_unified_memory_request(spec);

@@ -23,6 +23,7 @@ class UnifiedMemoryFamilyBase : public Family {
   MemoryNeeds memory_needs(const CaseSpec& spec) const override;
   std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
                                          int device) const override;
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override;
 };
 
 // Bounds of the axes (bytes between touched addresses; buffer size).
@@ -54,6 +55,10 @@ struct UnifiedMemoryRequest {
   std::uint64_t estimated_migrated_bytes() const;
 };
 UnifiedMemoryRequest decode_unified_memory_request(const CaseSpec& spec);
+
+// The metrics a unified_memory case records, in order (the bench's metrics(),
+// bench/unified_memory.cu).
+std::vector<MetricSpec> unified_memory_metrics();
 
 // What prepare() reads from the CUDA runtime before it allocates anything.
 struct UnifiedMemoryDeviceProperties {

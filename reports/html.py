@@ -8,7 +8,12 @@ data: URIs and the CSS is inline, so the file can be attached to a ticket or a C
 Sections: header (node type, host, time), context (every field; GPUs as a sub-table), summary
 (ok/skipped/failed), plots, cases (id, status, headline median, p10-p90, cv, n, reason) and, with
 --compare, the verdicts (worst first) and the bandwidth floors.
-Exit codes: 0 written, 3 bad input or usage (the message names the file and the JSON pointer).
+A run that did not finish (`"complete": false`, or an older file without an end time) gets a
+banner at the top: its cases are the finished ones only.
+Inputs are read by the rules of the C++ reader (result_file.py); the page is written atomically,
+and a directory, FIFO or device at FILE.html is refused, never replaced.
+Exit codes: 0 written, 3 bad input or usage (the message names the file and the JSON pointer),
+1 an unexpected error.
 """
 from __future__ import annotations
 
@@ -25,13 +30,11 @@ import base64  # noqa: E402
 import datetime  # noqa: E402
 import html  # noqa: E402
 import importlib.util  # noqa: E402
-import os  # noqa: E402
 from collections import Counter, OrderedDict  # noqa: E402
 from types import ModuleType  # noqa: E402
-from typing import Any, Iterable, NoReturn, Sequence  # noqa: E402
+from typing import Any, Iterable, Sequence  # noqa: E402
 
 PROG = "html.py"
-EXIT_BAD_INPUT = 3
 
 
 def _load_plot_module() -> ModuleType:
@@ -44,6 +47,7 @@ def _load_plot_module() -> ModuleType:
 
 
 plot = _load_plot_module()
+rf = plot.rf  # the one result_file module plot.py loaded: its InputError is the one raised
 
 CSS = """
 :root { --fg: #1d2330; --muted: #5f6b7a; --line: #d9dee5; --head: #f3f5f8; --ok: #2ca02c; --skip: #8a8f98;
@@ -87,6 +91,8 @@ tr.row-failed td { background: #fff3f3; } tr.row-skipped td { color: var(--muted
 .callout { border-left: 4px solid var(--warn); background: #fff8e6; padding: 8px 12px; margin: 8px 0; }
 .callout.bad { border-color: var(--fail); background: #fff3f3; }
 .callout.good { border-color: var(--ok); background: #f1faf1; }
+.incomplete { border: 2px solid var(--fail); background: #fff3f3; color: #7b0000; padding: 10px 14px;
+              margin: 14px 0; font-size: 15px; }
 figure { margin: 14px 0 24px; }
 figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: 12px; margin-top: 4px; }
@@ -99,7 +105,7 @@ STATUS_ORDER = ("ok", "skipped", "failed")
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(rf.printable(str(value)), quote=True)
 
 
 def esc_id(case_id: Any) -> str:
@@ -212,23 +218,34 @@ def fmt_num(v: Any, digits: str = ".4g") -> str:
 def section_header(result: Any) -> str:
     ctx = result.context
     files = ", ".join(str(f.get("path")) for f in ctx.get("scenario_files") or [] if isinstance(f, dict))
-    meta = [f"host <b>{esc(ctx.get('hostname') or '?')}</b>",
-            f"{esc(ctx.get('start_time') or '?')} → {esc(ctx.get('end_time') or '?')}",
+    end = ctx.get("end_time") or ("not finished" if not result.complete else "?")
+    meta = [f"host <b>{esc(result.hostname)}</b>",
+            f"{esc(result.start_time)} → {esc(end)}",
             f"pathbench {esc(ctx.get('tool_version') or '?')} ({esc(ctx.get('git_sha') or '?')})"]
     if files:
         meta.append(f"scenarios: {esc(files)}")
     if ctx.get("driver_version"):
-        meta.append(f"driver {esc(ctx['driver_version'])}")
+        meta.append(f"driver {esc(rf.text_of(ctx['driver_version']))}")
     return (f'<header class="top"><div class="inner"><h1>pathbench report</h1>'
             f'<div class="node">{esc(result.node_type)}</div>'
             f'<div class="meta">{" · ".join(meta)}</div></div></header>')
+
+
+def section_incomplete(result: Any) -> str:
+    """A banner above everything for a run that did not finish: its cases are only the ones that
+    did, and a reader must not take the page for a whole run."""
+    if result.complete:
+        return ""
+    return (f'<div class="incomplete" id="incomplete"><b>Incomplete run</b>: {esc(result.incomplete_reason)}. '
+            f"This page shows the cases that finished ({len(result.cases)}); the cases the run had not reached "
+            "are missing, and no conclusion about them can be drawn from it.</div>")
 
 
 def section_context(result: Any) -> str:
     ctx = result.context
     rows = []
     for key, value in ctx.items():
-        if key == "warnings" and value:
+        if key == "warnings" and value and isinstance(value, list):
             cell = "<ul>" + "".join(f"<li>{esc(w)}</li>" for w in value) + "</ul>"
         else:
             cell = render_value(key, value)
@@ -257,9 +274,9 @@ def section_summary(result: Any, compare: Any | None) -> str:
         parts.append(f'<div class="callout bad"><b>{len(failed)} case(s) failed</b><ul>{items}</ul></div>')
     no_cuda = result.context.get("cuda_unavailable_reason")
     if no_cuda:
-        parts.append(f'<div class="callout"><b>No usable GPU</b>: {esc(no_cuda)}</div>')
-    warnings = result.context.get("warnings") or []
-    if warnings:
+        parts.append(f'<div class="callout"><b>No usable GPU</b>: {esc(rf.text_of(no_cuda))}</div>')
+    warnings = result.context.get("warnings")
+    if warnings and isinstance(warnings, list):
         parts.append('<div class="callout"><b>Warnings</b><ul>' + "".join(f"<li>{esc(w)}</li>" for w in warnings)
                      + "</ul></div>")
     if cases:
@@ -295,7 +312,11 @@ def section_plots(plots: Sequence[Any]) -> str:
         if p.figure is None:
             notes.append(f"<li><b>{esc(p.name)}</b> not drawn: {esc(p.note)}</li>")
             continue
-        data = base64.b64encode(plot.png_bytes(p.figure)).decode("ascii")
+        png = plot.render(p)
+        if png is None:
+            notes.append(f"<li><b>{esc(p.name)}</b> not drawn: {esc(p.note)}</li>")
+            continue
+        data = base64.b64encode(png).decode("ascii")
         parts.append(f'<figure id="plot-{esc(p.name.removesuffix(".png"))}">'
                      f'<img src="data:image/png;base64,{data}" alt="{esc(p.title)}">'
                      f"<figcaption>{esc(p.title)} ({esc(p.name)})</figcaption></figure>")
@@ -324,6 +345,8 @@ def section_cases(result: Any) -> str:
             name, m = head
             unit = str(m.get("unit") or "")
             stats = m.get("stats") or {}
+            if stats.get("n") == 0:
+                stats = {"n": 0}  # no samples: the writer's zeros are no measurement
             if plot._finite(stats.get("median")):
                 median = f"{esc(name)}: <b>{esc(plot.format_value(stats['median'], unit))}</b>"
             if plot._finite(stats.get("p10")) and plot._finite(stats.get("p90")):
@@ -335,7 +358,7 @@ def section_cases(result: Any) -> str:
             others = []
             for oname, om in list((c.get("metrics") or {}).items())[1:]:
                 ostats = om.get("stats") or {} if isinstance(om, dict) else {}
-                if plot._finite(ostats.get("median")):
+                if plot._finite(ostats.get("median")) and ostats.get("n") != 0:
                     others.append(f"{oname} {plot.format_value(ostats['median'], str(om.get('unit') or ''))}")
             if others:
                 secondary = f'<div class="secondary">{esc("; ".join(others))}</div>'
@@ -501,10 +524,9 @@ def section_floors(compare: Any) -> str:
 
 def build_page(result: Any, compare: Any | None) -> str:
     plots = plot.build_plots([result], compare)
-    ctx = result.context
     # Order: what a reader looks for first (summary, verdicts) before the long tables.
     nav = ['<a href="#summary">summary</a>']
-    body = [section_header(result), "", "<main>", section_summary(result, compare)]
+    body = [section_header(result), "", "<main>", section_incomplete(result), section_summary(result, compare)]
     if compare is not None:
         nav += ['<a href="#verdicts">verdicts</a>', '<a href="#floors">floors</a>']
         body += [section_verdicts(compare, result), section_floors(compare)]
@@ -518,46 +540,31 @@ def build_page(result: Any, compare: Any | None) -> str:
     for p in plots:
         if p.figure is not None:
             p.figure.clear()
-    title = f"pathbench — {result.node_type} — {ctx.get('hostname') or '?'} — {ctx.get('start_time') or '?'}"
+    title = f"pathbench — {result.node_type} — {result.hostname} — {result.start_time}"
+    if not result.complete:
+        title = "INCOMPLETE " + title
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{esc(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # usage errors exit 3 like every pathbench command
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = rf.UsageParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("result", type=Path, metavar="RESULT", help="a pathbench.result/v1 JSON file")
     parser.add_argument("--compare", type=Path, metavar="COMPARE_JSON",
                         help="a pathbench.compare/v1 file: adds the verdicts and floors tables and compare.png")
     parser.add_argument("--out", type=Path, required=True, metavar="FILE.html", help="the HTML file to write")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    try:
-        result = plot.load_result(args.result)
-        compare = plot.load_compare(args.compare) if args.compare else None
-    except plot.InputError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    result = plot.load_result(args.result)
+    compare = plot.load_compare(args.compare) if args.compare else None
+    # Before the plots are drawn: a directory or FIFO at the output is refused at once.
+    rf.check_output_file(args.out)
     page = build_page(result, compare)
-    out: Path = args.out
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(page, encoding="utf-8")
-        tmp.replace(out)
-    except OSError as e:
-        print(f"{PROG}: error: {out}: cannot write: {e}", file=sys.stderr)
-        tmp.unlink(missing_ok=True)
-        return EXIT_BAD_INPUT
-    print(out)
+    rf.write_atomically(args.out, page.encode("utf-8"))
+    print(args.out)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    rf.run_main(PROG, main)

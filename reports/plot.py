@@ -9,10 +9,15 @@ Writes, for whatever the results contain (a plot without data is skipped with a 
   pin_cost.png     cudaMallocHost / cudaHostRegister cost per GiB
   host_memory.png  host memcpy bandwidth per (CPU node, memory node, page) and first-touch/mlock cost
   compare.png      (with --compare) per-case change of the headline metric, worst first
-Only `ok` cases are plotted; skipped and failed cases are counted in each figure's footnote.
-Prints the files written, one per line, on stdout. Exit codes: 0 done, 3 bad input or usage.
+Only `ok` cases are plotted; skipped and failed cases are counted in each figure's footnote, and
+so are ok cases whose values are beyond ±1e100 (valid, but no axis can hold them). A run that did
+not finish (`"complete": false`) says INCOMPLETE in every title and footnote.
+Inputs are read by the rules of the C++ reader (result_file.py). Outputs are written atomically;
+a directory, FIFO or device where a PNG should go is refused, never replaced.
+Prints the files written, one per line, on stdout. Exit codes: 0 done, 3 bad input or usage (the
+message names the file and the JSON pointer), 1 an unexpected error.
 
-Also used as a module by html.py: load_result(), load_compare(), build_plots(), png_bytes().
+Also used as a module by html.py: load_result(), load_compare(), build_plots(), render().
 """
 from __future__ import annotations
 
@@ -25,13 +30,15 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
+import importlib.util  # noqa: E402
 import io  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
 from collections import Counter, OrderedDict  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn, Sequence, TypeGuard  # noqa: E402
+from types import ModuleType  # noqa: E402
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeGuard  # noqa: E402
 
 if TYPE_CHECKING:
     import matplotlib
@@ -40,6 +47,22 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+
+def _load_sibling(module: str, file: str) -> ModuleType:
+    """A module of the report directory, loaded by its path (the directory is off sys.path); one
+    instance per process, so html.py and this file share result_file's InputError."""
+    if module in sys.modules:
+        return sys.modules[module]
+    spec = importlib.util.spec_from_file_location(module, _HERE / file)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded  # dataclasses look their module up here
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+rf = _load_sibling("pathbench_result_file", "result_file.py")
 
 
 def _load_matplotlib() -> None:
@@ -56,11 +79,15 @@ def _load_matplotlib() -> None:
 
 RESULT_SCHEMA = "pathbench.result/v1"
 COMPARE_SCHEMA = "pathbench.compare/v1"
-EXIT_BAD_INPUT = 3
 PROG = "plot.py"
 
 DPI = 110
 MAX_COMPARE_ROWS = 60
+# A result may hold any finite number (the C++ reader accepts 1e308), but a plot cannot: axis
+# limits and error bars computed from such values overflow to infinity. Cases with values beyond
+# this are left out of the plots, and each figure's footnote counts them.
+PLOT_LIMIT = 1e100
+MAX_PLOT_BYTES = 1 << 60
 
 # One colour per host memory kind, the same in every plot.
 KIND_COLORS: dict[str, str] = {
@@ -108,40 +135,19 @@ VERDICT_RANK: dict[str, int] = {
 # --------------------------------------------------------------------------------------------
 # Input
 
-
-class InputError(Exception):
-    """Unreadable or invalid input: names the file and the JSON pointer of the field."""
-
-    def __init__(self, path: Path | str, pointer: str, message: str) -> None:
-        self.path = str(path)
-        self.pointer = pointer
-        self.message = message
-        where = f"{self.path}: {pointer}: " if pointer else f"{self.path}: "
-        super().__init__(where + message)
+# A result is read by the rules of the C++ reader (result_file.py); what it accepts, the plots
+# draw or say why they cannot.
+if TYPE_CHECKING:
+    from result_file import InputError, Result as LoadedResult
+else:
+    InputError = rf.InputError
+    LoadedResult = rf.Result
 
 
-@dataclass
-class LoadedResult:
-    path: Path
-    data: dict[str, Any]
-    index: int = 0
-
-    @property
-    def context(self) -> dict[str, Any]:
-        return self.data.get("context") or {}
-
-    @property
-    def cases(self) -> list[dict[str, Any]]:
-        return self.data.get("cases") or []
-
-    @property
-    def node_type(self) -> str:
-        return str(self.context.get("node_type") or "unknown node type")
-
-    @property
-    def label(self) -> str:
-        ctx = self.context
-        return f"{self.node_type} · {ctx.get('hostname') or '?'} · {ctx.get('start_time') or '?'}"
+def load_result(path: Path | str) -> LoadedResult:
+    """Reads a pathbench.result/v1 file; InputError where the C++ reader would refuse it."""
+    result: LoadedResult = rf.load_result(path)
+    return result
 
 
 @dataclass
@@ -154,17 +160,6 @@ class LoadedCompare:
         return self.data.get("cases") or []
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(path, "", f"cannot read: {e}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(path, "", f"not valid JSON: {e}") from None
-
-
 def _is_number(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -174,66 +169,23 @@ def _expect(path: Path, pointer: str, cond: bool, message: str) -> None:
         raise InputError(path, pointer, message)
 
 
-def _esc(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def load_result(path: Path | str) -> LoadedResult:
-    """Reads and checks a pathbench.result/v1 file (the parts the reports use)."""
-    path = Path(path)
-    data = _read_json(path)
-    _expect(path, "", isinstance(data, dict), "expected a JSON object")
-    _expect(path, "/schema", data.get("schema") == RESULT_SCHEMA,
-            f"expected {RESULT_SCHEMA!r}, found {data.get('schema')!r}")
-    _expect(path, "/context", isinstance(data.get("context"), dict), "expected an object")
-    ctx = data["context"]
-    for key in ("node_type", "hostname", "start_time"):
-        if key in ctx:
-            _expect(path, f"/context/{key}", ctx[key] is None or isinstance(ctx[key], str), "expected a string")
-    if "gpus" in ctx:
-        _expect(path, "/context/gpus", ctx["gpus"] is None or isinstance(ctx["gpus"], list), "expected an array")
-        for g, gpu in enumerate(ctx.get("gpus") or []):
-            _expect(path, f"/context/gpus/{g}", isinstance(gpu, dict), "expected an object")
-    _expect(path, "/cases", isinstance(data.get("cases"), list), "expected an array")
-    for i, case in enumerate(data["cases"]):
-        p = f"/cases/{i}"
-        _expect(path, p, isinstance(case, dict), "expected an object")
-        _expect(path, f"{p}/id", isinstance(case.get("id"), str) and case["id"] != "", "expected a non-empty string")
-        _expect(path, f"{p}/status", case.get("status") in ("ok", "skipped", "failed"),
-                f"expected one of ok, skipped, failed, found {case.get('status')!r}")
-        for key in ("params", "metrics"):
-            if case.get(key) is not None:
-                _expect(path, f"{p}/{key}", isinstance(case[key], dict), "expected an object")
-        if case.get("reason") is not None:
-            _expect(path, f"{p}/reason", isinstance(case["reason"], str), "expected a string")
-        for name, metric in (case.get("metrics") or {}).items():
-            mp = f"{p}/metrics/{_esc(name)}"
-            _expect(path, mp, isinstance(metric, dict), "expected an object")
-            if metric.get("unit") is not None:
-                _expect(path, f"{mp}/unit", isinstance(metric["unit"], str), "expected a string")
-            stats = metric.get("stats")
-            if stats is None and case["status"] != "ok":
-                continue
-            _expect(path, f"{mp}/stats", isinstance(stats, dict), "expected an object")
-            for key, value in stats.items():
-                _expect(path, f"{mp}/stats/{_esc(key)}", value is None or _is_number(value), "expected a number or null")
-            if case["status"] == "ok":
-                _expect(path, f"{mp}/stats/median", _is_number(stats.get("median")),
-                        "expected a number (the case is ok)")
-    return LoadedResult(path, data)
-
-
 def load_compare(path: Path | str) -> LoadedCompare:
     """Reads and checks a pathbench.compare/v1 file; unknown fields are ignored."""
     path = Path(path)
-    data = _read_json(path)
+    data = rf.read_json(path)
     _expect(path, "", isinstance(data, dict), "expected a JSON object")
     _expect(path, "/schema", data.get("schema") == COMPARE_SCHEMA,
-            f"expected {COMPARE_SCHEMA!r}, found {data.get('schema')!r}")
+            f"expected {COMPARE_SCHEMA!r}, found {rf.text_of(data.get('schema'))[:80]!r}")
     _expect(path, "/cases", isinstance(data.get("cases"), list), "expected an array")
     for key in ("baseline", "result", "summary"):
         if data.get(key) is not None:
             _expect(path, f"/{key}", isinstance(data[key], dict), "expected an object")
+    for key in ("changes", "noise", "not_gateable", "floors"):
+        if data.get(key) is not None:
+            _expect(path, f"/{key}", isinstance(data[key], list), "expected an array")
+    for key in ("alpha", "default_threshold"):
+        if key in data:
+            _expect(path, f"/{key}", data[key] is None or _is_number(data[key]), "expected a number or null")
     for i, case in enumerate(data["cases"]):
         p = f"/cases/{i}"
         _expect(path, p, isinstance(case, dict), "expected an object")
@@ -325,14 +277,14 @@ def pcie_raw_gb_per_s(gen: Any, width: Any) -> float | None:
     """Raw PCIe bandwidth per direction (after line encoding), GB/s."""
     per_lane = {1: 2.5 * 0.8, 2: 5.0 * 0.8, 3: 8.0 * 128 / 130, 4: 16.0 * 128 / 130, 5: 32.0 * 128 / 130,
                 6: 64.0 * 242 / 256}
-    if not (_is_number(gen) and _is_number(width)) or int(gen) not in per_lane or width <= 0:
+    if not (_is_number(gen) and _is_number(width)) or gen not in per_lane or not 0 < width <= 64:
         return None
     return per_lane[int(gen)] * float(width) / 8.0
 
 
 def mpl_text(s: Any) -> str:
     """Text from the inputs, safe for matplotlib (a '$' would start mathtext)."""
-    return str(s).replace("$", r"\$")
+    return rf.printable(str(s)).replace("$", r"\$")
 
 
 DIRECTION_ORDER = {"h2d": 0, "d2h": 1, "d2d": 2}
@@ -379,7 +331,23 @@ def _params(case: dict[str, Any]) -> dict[str, Any]:
 
 def _bytes(case: dict[str, Any]) -> int | None:
     b = _params(case).get("bytes")
-    return int(b) if _is_number(b) and b > 0 else None
+    return int(b) if _is_number(b) and 0 < b <= MAX_PLOT_BYTES else None
+
+
+def _not_drawable(case: dict[str, Any]) -> str:
+    """Why the case's numbers cannot go on an axis (see PLOT_LIMIT), or "" when they can."""
+    for m in (case.get("metrics") or {}).values():
+        stats = m.get("stats") if isinstance(m, dict) else None
+        if not isinstance(stats, dict):
+            continue
+        for key in ("median", "p10", "p90"):
+            v = stats.get(key)
+            if _is_number(v) and not abs(v) <= PLOT_LIMIT:
+                return f"values beyond ±{PLOT_LIMIT:g} cannot be drawn"
+    b = _params(case).get("bytes")
+    if _is_number(b) and not 0 <= b <= MAX_PLOT_BYTES:
+        return f"a transfer size outside 0 .. {format_bytes(MAX_PLOT_BYTES)} cannot be drawn"
+    return ""
 
 
 def _select(results: Sequence[LoadedResult], pred: Callable[[dict[str, Any]], bool]) \
@@ -395,7 +363,12 @@ def _select(results: Sequence[LoadedResult], pred: Callable[[dict[str, Any]], bo
                 match = False
             if not match:
                 continue
-            (ok.append((r, case)) if case.get("status") == "ok" else other.append(case))
+            if case.get("status") != "ok":
+                other.append(case)
+            elif why := _not_drawable(case):
+                other.append(dict(case, status="ok but not drawn", reason=why))
+            else:
+                ok.append((r, case))
     return ok, other
 
 
@@ -452,10 +425,31 @@ def _page_sort_key(page: str) -> tuple[int, str]:
 def _title_suffix(results: Sequence[LoadedResult]) -> str:
     types = list(OrderedDict.fromkeys(mpl_text(r.node_type) for r in results))
     if len(types) == 1:
-        return types[0]
-    if len(types) == 2:
-        return f"{types[0]}  vs  {types[1]}"
-    return f"{len(types)} node types"
+        text = types[0]
+    elif len(types) == 2:
+        text = f"{types[0]}  vs  {types[1]}"
+    else:
+        text = f"{len(types)} node types"
+    incomplete = [r for r in results if not r.complete]
+    if incomplete:
+        # A partial run must never look like a whole one: say so where every reader looks.
+        text += ("  —  INCOMPLETE run" if len(results) == 1 else
+                 "  —  INCOMPLETE: " + ", ".join(f"[{r.index + 1}]" for r in incomplete))
+    return text
+
+
+INCOMPLETE_PREFIX = "INCOMPLETE run"
+
+
+def _incomplete_notes(results: Sequence[LoadedResult]) -> list[str]:
+    """Footnote lines for results of runs that did not finish (drawn in red by _finish)."""
+    notes = []
+    for r in results:
+        if not r.complete:
+            which = f" [{r.index + 1}]" if len(results) > 1 else ""
+            notes.append(f"{INCOMPLETE_PREFIX}{which}: {r.incomplete_reason}; only the cases that finished "
+                         f"({len(r.cases)}) are shown, the cases it had not reached are missing")
+    return notes
 
 
 def _new_figure(width: float, height: float) -> Figure:
@@ -479,7 +473,7 @@ def _finish(fig: Figure, entries: Sequence[tuple[Any, str]], footnote: Sequence[
                         handlelength=2.8 if with_handles else 0, handletextpad=0.6 if with_handles else 0,
                         labelspacing=0.3)
     for text in legend.get_texts()[len(entries):]:
-        text.set_color("#555555")
+        text.set_color("#c00000" if text.get_text().startswith(INCOMPLETE_PREFIX) else "#555555")
         text.set_fontsize(8)
 
 
@@ -663,7 +657,11 @@ def plot_bandwidth(results: Sequence[LoadedResult], direction: str) -> PlotOutpu
     if direction in ("h2d", "d2h"):
         links: OrderedDict[tuple[int, int], float] = OrderedDict()
         for r in results:
-            for gpu in r.context.get("gpus") or []:
+            gpus = r.context.get("gpus")
+            # The C++ reader does not type the context beyond its times: take what is usable.
+            for gpu in gpus if isinstance(gpus, list) else []:
+                if not isinstance(gpu, dict):
+                    continue
                 raw = pcie_raw_gb_per_s(gpu.get("pcie_gen_current"), gpu.get("pcie_width_current"))
                 if raw:
                     links[(int(gpu["pcie_gen_current"]), int(gpu["pcie_width_current"]))] = raw
@@ -680,7 +678,7 @@ def plot_bandwidth(results: Sequence[LoadedResult], direction: str) -> PlotOutpu
     where: dict[str, Any] = {"loc": "best"} if len(labels) <= 7 else {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
     ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=9, framealpha=0.9,
               title="host memory" if direction != "d2d" else None, title_fontsize=9, **where)
-    _finish(fig, _result_entries(results, styled=True), _not_ok_summary(other))
+    _finish(fig, _result_entries(results, styled=True), _not_ok_summary(other) + _incomplete_notes(results))
     return PlotOutput(name, title, fig)
 
 
@@ -723,7 +721,7 @@ def plot_latency(results: Sequence[LoadedResult]) -> PlotOutput:
             s += f" · [{k[0] + 1}]"
         return s
 
-    footnote = _not_ok_summary(other)
+    footnote = _not_ok_summary(other) + _incomplete_notes(results)
     if len(sizes) == 1:
         # One transfer size: a line plot would be a column of dots; draw grouped bars instead.
         keys.sort(key=lambda k: (DIRECTION_ORDER.get(k[1], 9), k[1], _kind_sort_key(k[2]), k[3], k[0]))
@@ -836,7 +834,7 @@ def plot_pin_cost(results: Sequence[LoadedResult]) -> PlotOutput:
     ax.set_xlabel("host memory kind")
     ax.set_title(f"{title}\n{_title_suffix(results)}", fontsize=12)
     ax.legend(*zip(*[(h, mpl_text(s)) for h, s in entries]), title="buffer size", fontsize=9, title_fontsize=9, loc="upper right", framealpha=0.9)
-    _finish(fig, _result_entries(results, styled=False), _not_ok_summary(other))
+    _finish(fig, _result_entries(results, styled=False), _not_ok_summary(other) + _incomplete_notes(results))
     return PlotOutput(name, title, fig)
 
 
@@ -931,8 +929,12 @@ def plot_host_memory(results: Sequence[LoadedResult]) -> PlotOutput:
             ax.set_title("first-touch fault cost and mlock cost", fontsize=10)
         ax.legend(*zip(*[(h, mpl_text(s)) for h, s in entries]), title="page size", fontsize=9, title_fontsize=9, loc="upper right", framealpha=0.9)
     fig.suptitle(f"{title}\n{_title_suffix(results)}", fontsize=12)
-    _finish(fig, _result_entries(results, styled=False), _not_ok_summary(other))
+    _finish(fig, _result_entries(results, styled=False), _not_ok_summary(other) + _incomplete_notes(results))
     return PlotOutput(name, title, fig)
+
+
+def _plottable(v: Any) -> TypeGuard[int | float]:
+    return _finite(v) and abs(v) <= PLOT_LIMIT
 
 
 def headline_metric(case: dict[str, Any]) -> dict[str, Any] | None:
@@ -972,7 +974,7 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
     not_plotted: Counter[str] = Counter()
     for case in data.get("cases") or []:
         m = headline_metric(case)
-        if m is None or not _finite(m.get("change_pct")):
+        if m is None or not _plottable(m.get("change_pct")):
             not_plotted[str(case.get("verdict"))] += 1
             continue
         rows.append((case, m))
@@ -1006,7 +1008,7 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
     fig = _new_figure(12, 2.0 + 0.32 * len(rows))
     ax = fig.add_subplot()
     changes = [float(m["change_pct"]) for _, m in rows]
-    thresholds = [float(m["threshold_pct"]) if _finite(m.get("threshold_pct")) else None for _, m in rows]
+    thresholds = [float(m["threshold_pct"]) if _plottable(m.get("threshold_pct")) else None for _, m in rows]
     default_t = data.get("default_threshold")
     span = max([abs(c) for c in changes] + [t for t in thresholds if t is not None] + [1.0])
     symlog = span > 200 and sorted(abs(c) for c in changes)[len(changes) // 2] < span / 20
@@ -1016,7 +1018,7 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
     for i, ((case, m), change, t) in enumerate(zip(rows, changes, thresholds)):
         verdict = str(case.get("verdict"))
         color = VERDICT_COLORS.get(verdict, "#7f7f7f")
-        if t is None and _finite(default_t) and mode != "across":
+        if t is None and _plottable(default_t) and mode != "across":
             t = float(default_t) * 100.0
         if t is not None and t > 0:
             ax.fill_betweenx([i - 0.48, i + 0.48], -t, t, color="#bbbbbb", alpha=0.35, linewidth=0,
@@ -1063,8 +1065,21 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
         explain.append("shaded: the noise band ±threshold of each metric")
     if explain:
         footnote.append("; ".join(explain))
-    _finish(fig, [], footnote)
+    _finish(fig, [], footnote + _incomplete_notes(results))
     return PlotOutput(name, title, fig)
+
+
+# What matplotlib raises for values it cannot lay out or draw. The inputs are checked and
+# bounded (PLOT_LIMIT), so these mean a value combination nobody foresaw: that one figure is left
+# out with a note rather than losing the others or printing a traceback.
+DRAW_ERRORS = (ValueError, ArithmeticError, RuntimeError)
+
+
+def _safely(name: str, title: str, make: Callable[[], PlotOutput]) -> PlotOutput:
+    try:
+        return make()
+    except DRAW_ERRORS as e:
+        return PlotOutput(name, title, None, f"cannot be drawn from these values ({type(e).__name__}: {e})")
 
 
 def build_plots(results: Sequence[LoadedResult], compare: LoadedCompare | None = None) -> list[PlotOutput]:
@@ -1072,10 +1087,13 @@ def build_plots(results: Sequence[LoadedResult], compare: LoadedCompare | None =
     _load_matplotlib()
     for i, r in enumerate(results):
         r.index = i
-    out = [plot_bandwidth(results, d) for d in ("h2d", "d2h", "d2d")]
-    out += [plot_latency(results), plot_pin_cost(results), plot_host_memory(results)]
+    out = [_safely(f"bandwidth_{d}.png", f"{d.upper()} copy bandwidth", functools.partial(plot_bandwidth, results, d))
+           for d in ("h2d", "d2h", "d2d")]
+    out += [_safely("latency.png", "Copy latency", lambda: plot_latency(results)),
+            _safely("pin_cost.png", "Cost of pinning host memory", lambda: plot_pin_cost(results)),
+            _safely("host_memory.png", "Host memory", lambda: plot_host_memory(results))]
     if compare is not None:
-        out.append(plot_compare(compare, results))
+        out.append(_safely("compare.png", "Change of the headline metric", lambda: plot_compare(compare, results)))
     return out
 
 
@@ -1086,15 +1104,32 @@ def png_bytes(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+def render(plot: PlotOutput) -> bytes | None:
+    """The PNG of a plot, or None with plot.note saying why (drawing happens here, in savefig)."""
+    if plot.figure is None:
+        return None
+    try:
+        return png_bytes(plot.figure)
+    except DRAW_ERRORS as e:
+        plot.figure = None
+        plot.note = f"cannot be drawn from these values ({type(e).__name__}: {e})"
+        return None
+
+
 def write_plots(plots: Sequence[PlotOutput], out_dir: Path) -> list[Path]:
+    """Writes each drawable plot atomically; refuses (InputError) before writing anything when a
+    target is something other than a regular file."""
+    rf.check_output_dir(out_dir)
+    for p in plots:
+        if p.figure is not None:
+            rf.check_output_file(out_dir / p.name)
     written = []
     for p in plots:
-        if p.figure is None:
+        data = render(p)
+        if data is None:
             continue
         path = out_dir / p.name
-        tmp = out_dir / f".{p.name}.tmp"
-        tmp.write_bytes(png_bytes(p.figure))
-        tmp.replace(path)
+        rf.write_atomically(path, data)
         written.append(path)
     return written
 
@@ -1103,39 +1138,26 @@ def write_plots(plots: Sequence[PlotOutput], out_dir: Path) -> list[Path]:
 # Command line
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # usage errors exit 3 like every pathbench command
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = rf.UsageParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULT", help="pathbench.result/v1 JSON file(s)")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the PNG files")
     parser.add_argument("--compare", type=Path, metavar="COMPARE_JSON",
                         help="a pathbench.compare/v1 file (from `pathbench compare --json`): adds compare.png")
     args = parser.parse_args(argv)
-    try:
-        results = [load_result(p) for p in args.results]
-        compare = load_compare(args.compare) if args.compare else None
-    except InputError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        print(f"{PROG}: error: {args.out}: cannot create the output directory: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    results = [load_result(p) for p in args.results]
+    compare = load_compare(args.compare) if args.compare else None
+    # Before drawing: a file or FIFO where the directory should be is refused at once.
+    rf.check_output_dir(args.out)
     plots = build_plots(results, compare)
+    written = write_plots(plots, args.out)
     for p in plots:
         if p.figure is None:
-            print(f"{PROG}: note: {p.name} skipped: {p.note}", file=sys.stderr)
-    try:
-        written = write_plots(plots, args.out)
-    except OSError as e:
-        print(f"{PROG}: error: {args.out}: cannot write: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+            print(f"{PROG}: note: {p.name} skipped: {rf.printable(p.note)}", file=sys.stderr)
+    for r in results:
+        if not r.complete:
+            print(f"{PROG}: note: {r.path}: incomplete run ({rf.printable(r.incomplete_reason)}): the plots show "
+                  "its finished cases only and say INCOMPLETE", file=sys.stderr)
     if not written:
         print(f"{PROG}: note: nothing to plot", file=sys.stderr)
     for path in written:
@@ -1144,4 +1166,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    rf.run_main(PROG, main)

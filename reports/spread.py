@@ -4,69 +4,99 @@ each metric's run medians wander on an unchanged node, against the threshold tha
 Use it to choose a scenario's gate block (a threshold below the spread is "not gateable").
 
     python3 reports/spread.py ci/baselines/NODE.json [--all-metrics] [--filter REGEX]
+
+The baseline is checked by the rules of the C++ reader, and the spread recomputed from the run
+medians as the C++ baseline does; a result file is refused (one run has no spread). Exit codes: 0 printed, 3 bad input or
+usage (the message names the file and the JSON pointer of the field).
 """
 from __future__ import annotations
 
-import argparse
-import json
-import re
 import sys
 from pathlib import Path
-from typing import Any
 
-SCHEMA = "pathbench.baseline/v1"
+# The report directory holds html.py, which would shadow the standard library's `html` package:
+# keep this directory off sys.path and load the shared module by its path.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import re  # noqa: E402
+from types import ModuleType  # noqa: E402
+from typing import Any  # noqa: E402
+
+
+def _load_sibling(module: str, file: str) -> ModuleType:
+    if module in sys.modules:
+        return sys.modules[module]
+    spec = importlib.util.spec_from_file_location(module, _HERE / file)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded  # dataclasses look their module up here
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+rf = _load_sibling("pathbench_result_file", "result_file.py")
+
+PROG = "spread.py"
 DEFAULT_THRESHOLD_PCT = 5.0
+
+
+def _pct(v: Any) -> bool:
+    return rf.is_number(v) and 0 < v <= 1000
 
 
 def threshold_for(gate: Any, metric: str) -> float:
     if not isinstance(gate, dict):
         return DEFAULT_THRESHOLD_PCT
     metrics = gate.get("metrics")
-    if isinstance(metrics, dict) and isinstance(metrics.get(metric), (int, float)):
+    if isinstance(metrics, dict) and _pct(metrics.get(metric)):
         return float(metrics[metric])
-    if isinstance(gate.get("threshold_pct"), (int, float)):
+    if _pct(gate.get("threshold_pct")):
         return float(gate["threshold_pct"])
     return DEFAULT_THRESHOLD_PCT
 
 
-def gated(case: dict[str, Any]) -> list[str]:
-    names = list(case["metrics"])[:1]
-    gate = case.get("gate")
+def gated(case: Any) -> list[str]:
+    names = [m.name for m in case.metrics][:1]
+    gate = case.gate
     if isinstance(gate, dict) and isinstance(gate.get("metrics"), dict):
         names += [m for m in gate["metrics"] if m not in names]
     return names
 
 
-def rows(baseline: dict[str, Any], pattern: re.Pattern[str] | None,
-         all_metrics: bool) -> list[list[str]]:
+def rows(baseline: Any, pattern: re.Pattern[str] | None, all_metrics: bool) -> list[list[str]]:
     out: list[list[str]] = []
-    for case in baseline["cases"]:
-        if case["status"] != "ok" or (pattern and not pattern.search(case["id"])):
+    for case in baseline.cases:
+        if case.status != "ok" or (pattern and not pattern.search(case.id)):
             continue
-        names = list(case["metrics"]) if all_metrics else gated(case)
+        by_name = {m.name: m for m in case.metrics}
+        names = list(by_name) if all_metrics else gated(case)
         for name in names:
-            metric = case["metrics"].get(name)
-            if not isinstance(metric, dict):
+            metric = by_name.get(name)
+            if metric is None:
                 continue
-            between = metric["between_run"]
-            spread = between.get("spread_pct")
-            threshold = threshold_for(case.get("gate"), name)
+            spread = metric.spread_pct
+            threshold = threshold_for(case.gate, name)
             if spread is None:
-                verdict = "unknown (fewer than 3 runs)"
+                verdict = f"unknown (fewer than {rf.MIN_RUNS_FOR_SPREAD} runs)"
             elif spread > threshold:
                 verdict = "**not gateable**"
             else:
                 verdict = f"gateable (x{threshold / spread:.1f})" if spread > 0 else "gateable"
-            out.append([case["id"], name, metric["timing_class"],
-                        f"{between['center']:.4g} {metric['unit']}",
-                        "n/a" if spread is None else f"{spread:.2f} %",
-                        f"{threshold:g} %", verdict])
+            out.append([case.id, name, metric.timing_class, f"{metric.center:.4g} {metric.unit}",
+                        "n/a" if spread is None else f"{spread:.2f} %", f"{threshold:g} %", verdict])
     return out
 
 
+def cell(text: str) -> str:
+    """Text for one Markdown table cell: a '|' or a line break would split the row."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = rf.UsageParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("baseline", type=Path, help="a pathbench.baseline/v1 file")
     parser.add_argument("--filter", help="only cases whose id matches this regular expression")
     parser.add_argument("--all-metrics", action="store_true",
@@ -75,33 +105,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pattern = re.compile(args.filter) if args.filter else None
     except re.error as e:
-        print(f"spread.py: --filter: not a valid regular expression: {e}", file=sys.stderr)
-        return 3
-    try:
-        baseline = json.loads(args.baseline.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        print(f"spread.py: {args.baseline}: {e}", file=sys.stderr)
-        return 3
-    if not isinstance(baseline, dict) or baseline.get("schema") != SCHEMA:
-        print(f"spread.py: {args.baseline}: /schema: expected {SCHEMA!r} "
-              "(make one with: pathbench baseline promote RESULT...)", file=sys.stderr)
-        return 3
-    try:
-        table = rows(baseline, pattern, args.all_metrics)
-        runs = len(baseline["runs"])
-        node_type = baseline["node_type"]
-    except (KeyError, TypeError, AttributeError) as e:
-        print(f"spread.py: {args.baseline}: not a valid baseline (missing or mistyped {e})",
-              file=sys.stderr)
-        return 3
-    print(f"Between-run spread of {node_type}, {runs} runs (spread: the larger of 1.4826 x MAD "
-          "and the standard deviation of the run medians, relative to their median)\n")
+        raise rf.InputError.option("--filter", f"not a valid regular expression: {e}") from None
+    baseline = rf.load_baseline(args.baseline)
+    table = rows(baseline, pattern, args.all_metrics)
+    print(f"Between-run spread of {cell(baseline.node_type or 'unknown node type')}, {baseline.runs} runs "
+          "(spread: the larger of 1.4826 x MAD and the standard deviation of the run medians, relative to "
+          "their median)\n")
     print("| case | metric | timed by | median of run medians | spread | threshold | |")
     print("|---|---|---|---|---|---|---|")
     for row in table:
-        print("| " + " | ".join(row) + " |")
+        print("| " + " | ".join(cell(c) for c in row) + " |")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    rf.run_main(PROG, main)

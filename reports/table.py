@@ -1,18 +1,49 @@
 #!/usr/bin/env python3
-"""Print a pathbench result as a Markdown table (for notes, tickets and docs/measurements.md)."""
+"""Print a pathbench result as a Markdown table (for notes, tickets and docs/measurements.md).
+
+    table.py RESULT [--filter REGEX] [--skipped]
+
+Needs only the standard library. An incomplete run (interrupted or killed: `"complete": false`)
+is said so above the table. Exit codes: 0 printed, 3 bad input or usage (the message names the
+file and the JSON pointer of the field).
+"""
 from __future__ import annotations
 
-import argparse
-import json
-import re
 import sys
 from pathlib import Path
-from typing import Any
 
-SCHEMA = "pathbench.result/v1"
+# The report directory holds html.py, which would shadow the standard library's `html` package:
+# keep this directory off sys.path and load the shared module by its path.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import math  # noqa: E402
+import re  # noqa: E402
+from types import ModuleType  # noqa: E402
+from typing import Any  # noqa: E402
+
+
+def _load_sibling(module: str, file: str) -> ModuleType:
+    if module in sys.modules:
+        return sys.modules[module]
+    spec = importlib.util.spec_from_file_location(module, _HERE / file)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded  # dataclasses look their module up here
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+rf = _load_sibling("pathbench_result_file", "result_file.py")
+
+PROG = "table.py"
 
 
 def format_value(value: float, unit: str) -> str:
+    if not math.isfinite(value):
+        return f"{value} {unit}"
     if unit == "s" or unit.startswith("s/"):
         suffix = unit[1:]
         for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
@@ -21,48 +52,55 @@ def format_value(value: float, unit: str) -> str:
     return f"{value:.4g} {unit}"
 
 
-def rows(result: dict[str, Any], pattern: re.Pattern[str] | None) -> list[list[str]]:
+def cell(text: Any) -> str:
+    """Text for one Markdown table cell: a '|' or a line break would split the row."""
+    return rf.printable(" ".join(str(text).split())).replace("|", "\\|")
+
+
+def rows(result: Any, pattern: re.Pattern[str] | None) -> list[list[str]]:
     out: list[list[str]] = []
-    for case in result["cases"]:
+    for case in result.cases:
         if pattern and not pattern.search(case["id"]):
             continue
         if case["status"] != "ok" or not case["metrics"]:
-            out.append([case["id"], case["status"], "", "", "", "", case.get("reason", "")])
+            out.append([case["id"], case["status"], "", "", "", "", case["reason"]])
             continue
         for name, metric in case["metrics"].items():
             stats = metric["stats"]
+            unit = metric["unit"]
             out.append([
                 case["id"], case["status"], name,
-                format_value(stats["median"], metric["unit"]),
-                f"{format_value(stats['p10'], metric['unit'])} .. {format_value(stats['p90'], metric['unit'])}",
+                format_value(stats["median"], unit),
+                f"{format_value(stats['p10'], unit)} .. {format_value(stats['p90'], unit)}",
                 f"{100 * stats['cv']:.2f} %", str(stats["n"]),
             ])
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = rf.UsageParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("result", type=Path, help="a pathbench.result/v1 JSON file")
     parser.add_argument("--filter", help="only cases whose id matches this regular expression")
     parser.add_argument("--skipped", action="store_true", help="also list skipped cases")
     args = parser.parse_args(argv)
     try:
-        result = json.loads(args.result.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"table.py: {args.result}: {e}", file=sys.stderr)
-        return 3
-    if result.get("schema") != SCHEMA:
-        print(f"table.py: {args.result}: /schema: expected {SCHEMA!r}", file=sys.stderr)
-        return 3
-    context = result["context"]
-    print(f"Node type: {context['node_type']} — host {context['hostname']}, "
-          f"driver {context.get('driver_version') or 'n/a'}, {context['start_time']}\n")
+        pattern = re.compile(args.filter) if args.filter else None
+    except re.error as e:
+        raise rf.InputError.option("--filter", f"not a valid regular expression: {e}") from None
+    result = rf.load_result(args.result)
+    context = result.context
+    print(f"Node type: {cell(result.node_type)} — host {cell(result.hostname)}, "
+          f"driver {cell(rf.text_of(context.get('driver_version')) or 'n/a')}, {cell(result.start_time)}\n")
+    if not result.complete:
+        # Never let a partial run pass for a whole one: the missing cases are not in the table.
+        print(f"**Incomplete run**: {cell(result.incomplete_reason)}. Only the cases that finished "
+              f"({len(result.cases)}) are listed; the cases the run had not reached are missing.\n")
     print("| case | status | metric | median | p10 .. p90 | cv | n |")
     print("|---|---|---|---|---|---|---|")
-    pattern = re.compile(args.filter) if args.filter else None
     for row in rows(result, pattern):
         if row[1] == "skipped" and not args.skipped:
             continue
+        row = [cell(c) for c in row]
         if row[1] != "ok":
             print(f"| {row[0]} | {row[1]} | | | | | {row[6]} |")
         else:
@@ -71,4 +109,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    rf.run_main(PROG, main)

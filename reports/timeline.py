@@ -11,9 +11,12 @@ kernels and memsets by kind; the x axis is milliseconds since the first record. 
 how many records CUPTI dropped (the timeline is then incomplete).
 
 Input: {"traceEvents": [...], "otherData": {...}} (or a bare event array); "X" events need name,
-ts, dur (microseconds), pid, tid; "M" events name processes ("GPU 0", "host") and threads
-("stream 13"). Prints the PNG's path on stdout. Exit codes: 0 done, 3 unreadable or unusable input,
-or usage (the message names the file and the event).
+ts, dur (microseconds, within ±1e15: 31 years), pid, tid; "M" events name processes ("GPU 0",
+"host") and threads ("stream 13"). The JSON is read by the same rules as results (result_file.py:
+a UTF-8 BOM is skipped; NaN, lone surrogates, nesting beyond 64 levels are refused). The PNG is
+written atomically; a directory, FIFO or device there is refused, never replaced.
+Prints the PNG's path on stdout. Exit codes: 0 done, 3 unreadable or unusable input, or usage (the
+message names the file and the event's JSON pointer), 1 an unexpected error.
 """
 from __future__ import annotations
 
@@ -26,16 +29,32 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import argparse  # noqa: E402
-import json  # noqa: E402
+import importlib.util  # noqa: E402
+import io  # noqa: E402
 import math  # noqa: E402
-import os  # noqa: E402
-import tempfile  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from typing import Any, NoReturn  # noqa: E402
+from types import ModuleType  # noqa: E402
+from typing import Any  # noqa: E402
+
+
+def _load_sibling(module: str, file: str) -> ModuleType:
+    if module in sys.modules:
+        return sys.modules[module]
+    spec = importlib.util.spec_from_file_location(module, _HERE / file)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[module] = loaded  # dataclasses look their module up here
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+rf = _load_sibling("pathbench_result_file", "result_file.py")
 
 PROG = "timeline.py"
-EXIT_BAD_INPUT = 3
 DPI = 110
+# Times are microseconds since the first record; beyond 31 years they are no trace this tool
+# wrote, and the axis arithmetic would overflow.
+MAX_US = 1e15
 
 GPU_CATEGORIES = ("copy", "kernel", "memset")
 # One colour per kind of bar, the same in every chart.
@@ -53,8 +72,7 @@ KIND_COLORS: dict[str, str] = {
 KIND_ORDER = list(KIND_COLORS)
 
 
-class InputError(Exception):
-    """Unreadable or unusable input; the message names the file and the event."""
+InputError = rf.InputError
 
 
 @dataclass
@@ -83,7 +101,7 @@ class Chart:
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) <= MAX_US
 
 
 def _is_int(v: Any) -> bool:
@@ -92,48 +110,42 @@ def _is_int(v: Any) -> bool:
 
 def load_trace(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The validated event list and otherData of a Chrome trace file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}") from e
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not JSON: {e}") from e
+    doc = rf.read_json(path)
     other: dict[str, Any] = {}
     if isinstance(doc, list):
         events = doc
     elif isinstance(doc, dict):
         if "traceEvents" not in doc:
-            raise InputError(f"{path}: /traceEvents: missing (not a Chrome trace)")
+            raise InputError(path, "/traceEvents", "missing (not a Chrome trace)")
         events = doc["traceEvents"]
         if not isinstance(events, list):
-            raise InputError(f"{path}: /traceEvents: expected an array")
+            raise InputError(path, "/traceEvents", "expected an array")
         other_raw = doc.get("otherData", {})
         if not isinstance(other_raw, dict):
-            raise InputError(f"{path}: /otherData: expected an object")
+            raise InputError(path, "/otherData", "expected an object")
         other = other_raw
     else:
-        raise InputError(f"{path}: expected an object with traceEvents or an array of events")
+        raise InputError(path, "", "expected an object with traceEvents or an array of events")
+    base = "/traceEvents" if isinstance(doc, dict) else ""
     for i, e in enumerate(events):
-        where = f"{path}: /traceEvents/{i}"
+        where = f"{base}/{i}"
         if not isinstance(e, dict):
-            raise InputError(f"{where}: expected an object")
+            raise InputError(path, where, "expected an object")
         if not isinstance(e.get("ph"), str):
-            raise InputError(f"{where}/ph: expected a string")
+            raise InputError(path, f"{where}/ph", "expected a string")
         if not isinstance(e.get("name"), str):
-            raise InputError(f"{where}/name: expected a string")
+            raise InputError(path, f"{where}/name", "expected a string")
         if e["ph"] == "M":
             continue
         if not _is_number(e.get("ts")):
-            raise InputError(f"{where}/ts: expected a number (microseconds)")
+            raise InputError(path, f"{where}/ts", f"expected a number within ±{MAX_US:g} (microseconds)")
         for key in ("pid", "tid"):
             if key in e and not _is_int(e[key]):
-                raise InputError(f"{where}/{key}: expected an integer")
+                raise InputError(path, f"{where}/{key}", "expected an integer")
         if e["ph"] == "X" and (not _is_number(e.get("dur")) or e["dur"] < 0):
-            raise InputError(f"{where}/dur: expected a non-negative number (microseconds)")
+            raise InputError(path, f"{where}/dur", f"expected a non-negative number up to {MAX_US:g} (microseconds)")
         if "args" in e and not isinstance(e["args"], dict):
-            raise InputError(f"{where}/args: expected an object")
+            raise InputError(path, f"{where}/args", "expected an object")
     return events, other
 
 
@@ -189,7 +201,7 @@ def build_chart(events: list[dict[str, Any]], other: dict[str, Any], title: str 
     if not (gpu or nvtx or sync or um):
         reason = other.get("unavailable_reason") if isinstance(other.get("unavailable_reason"), str) else ""
         why = f" (timeline unavailable: {reason})" if reason else ""
-        raise InputError(f"{source}: no copy, kernel, memset, NVTX, sync or unified-memory events to draw{why}")
+        raise InputError(source, "/traceEvents", f"no copy, kernel, memset, NVTX, sync or unified-memory events to draw{why}")
 
     def ms(us: float) -> float:
         return us / 1000.0
@@ -293,44 +305,25 @@ def render(chart: Chart, out: Path) -> None:
         color = "#c00000"
     fig.text(0.01, 0.01, note, fontsize=7, color=color)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    out.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, facecolor="white")
     # Written next to the target and renamed: a reader never sees half a PNG.
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=DPI, facecolor="white")
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # usage errors exit 3 like every pathbench command
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+    rf.write_atomically(out, buf.getvalue())
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = rf.UsageParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace", type=Path, metavar="TRACE.json", help="Chrome trace written by pathbench")
     parser.add_argument("--out", type=Path, required=True, metavar="PNG", help="the PNG file to write")
     parser.add_argument("--title", help="figure title (default: the trace's otherData.title)")
     args = parser.parse_args(argv)
-    try:
-        events, other = load_trace(args.trace)
-        chart = build_chart(events, other, args.title, args.trace)
-    except InputError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        render(chart, args.out)
-    except OSError as e:
-        print(f"{PROG}: error: {args.out}: cannot write: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    events, other = load_trace(args.trace)
+    chart = build_chart(events, other, args.title, args.trace)
+    rf.check_output_file(args.out)  # before drawing: a directory or FIFO there is refused at once
+    render(chart, args.out)
     print(args.out)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    rf.run_main(PROG, main)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what pathbench needs (Debian 12 / Ubuntu 24.04), then configures and builds a preset.
-# Usage: scripts/setup.sh [release|debug] [--test-deps]    (called by run.sh and test.sh)
+# Usage: scripts/setup.sh [release|sanitize] [--test-deps]    (called by run.sh, test.sh, fuzz.sh)
+#   sanitize     the ASan+UBSan host-only build with the fuzz harnesses (build/sanitize), with
+#                clang-14, else another clang, else gcc (then without the fuzz harnesses)
 #   --test-deps  also what the test suite drives: Chromium (report screenshots), promtool and
 #                node_exporter (Prometheus export), and a venv with tests/requirements.txt
 set -euo pipefail
@@ -9,15 +11,16 @@ preset=release
 test_deps=0
 for arg in "$@"; do
   case "$arg" in
-    release|debug) preset="$arg" ;;
+    release|sanitize) preset="$arg" ;;
     --test-deps) test_deps=1 ;;
-    *) echo "usage: scripts/setup.sh [release|debug] [--test-deps]" >&2; exit 3 ;;
+    *) echo "usage: scripts/setup.sh [release|sanitize] [--test-deps]" >&2; exit 3 ;;
   esac
 done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(build-essential cmake ninja-build pkg-config git python3 python3-venv
-          libbenchmark-dev libgtest-dev libnuma-dev libhwloc-dev nlohmann-json3-dev libcli11-dev)
+          libbenchmark-dev libgtest-dev libnuma-dev libhwloc-dev nlohmann-json3-dev libcli11-dev
+          libre2-dev)
 if ((test_deps)); then
   packages+=(chromium prometheus prometheus-node-exporter)
 fi
@@ -59,5 +62,15 @@ if ((test_deps)); then
     echo "$want" > "$stamp"
   fi
 fi
-cmake --preset "$preset" >/dev/null
+configure=()
+if [[ "$preset" == sanitize ]] && ! command -v clang++-14 >/dev/null; then
+  # The preset names clang-14 (Debian 12's); any clang has libFuzzer, gcc only the sanitizers.
+  if command -v clang++ >/dev/null && command -v clang >/dev/null; then
+    configure=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+  else
+    configure=(-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++)
+    echo "pathbench setup: no clang found; the sanitizer build uses gcc and builds no fuzz harnesses" >&2
+  fi
+fi
+cmake --preset "$preset" "${configure[@]}" >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"

@@ -1,17 +1,23 @@
 #include "cli/commands.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
-#include <regex>
+#include <unordered_set>
+
+#include <unistd.h>
 
 #include "cli/summary_table.hpp"
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
+#include "core/stop_signals.hpp"
 #include "core/units.hpp"
+#include "cuda/cuda_probe.hpp"
 #include "inventory/environment.hpp"
 #include "inventory/gpu_selection.hpp"
 #include "inventory/inventory.hpp"
@@ -19,6 +25,8 @@
 #include "measure/case_runner.hpp"
 #include "measure/nvtx.hpp"
 #include "result/result.hpp"
+#include "result/run_record.hpp"
+#include "scenario/case_filter.hpp"
 #include "scenario/duplicate_cases.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
@@ -37,15 +45,7 @@ struct Plan {
 // Loads, expands and validates everything before any buffer is allocated.
 Plan make_plan(const std::vector<std::string>& inputs, const std::string& filter,
                const FamilyRegistry& families, const Machine& machine, int device) {
-  std::optional<std::regex> re;
-  if (!filter.empty()) {
-    try {
-      re.emplace(filter, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw InputError::option("--filter",
-                               "not a valid regular expression: " + std::string(e.what()));
-    }
-  }
+  const CaseFilter re(filter);  // RE2, linear time; a bad pattern is bad input (exit 3)
   Plan plan;
   for (const auto& path : collect_scenario_paths(inputs)) {
     plan.files.push_back(
@@ -61,9 +61,14 @@ Plan make_plan(const std::vector<std::string>& inputs, const std::string& filter
       derive_case_params(cases, family, machine);  // e.g. peer's link=nvlink18, part of the id
       validate_cases(scenario, cases, family, machine, device);
       for (auto& c : cases) {
-        if (re && !std::regex_search(c.id, *re)) continue;
+        if (!re.matches(c.id)) continue;
         if (duplicates.admit(file_index, c)) plan.cases.emplace_back(&scenario, std::move(c));
       }
+    }
+  }
+  for (const auto& file : plan.files) {
+    for (const auto& warning : file.warnings) {
+      std::fprintf(stderr, "pathbench: warning: %s\n", warning.c_str());
     }
   }
   for (const auto& note : duplicates.notes()) {
@@ -125,9 +130,77 @@ std::string file_name_label(const std::string& text) {
   return out.empty() ? "node" : out;
 }
 
+namespace {
+
+// The incomplete result at `out`, checked to be this run's to continue: same node, same scenario
+// files, same GPUs. Cases a stop signal interrupted run again; every other finished case stays.
+Result resumable_result(const std::filesystem::path& out, const Plan& plan,
+                        const Inventory& inventory, const RunOptions& options,
+                        const Machine& machine) {
+  Result r = load_result(out);  // with the cases a killed run left in its journal
+  const std::string file = out.string();
+  if (r.complete) {
+    throw InputError(file, "/complete", "the run finished; there is nothing to resume");
+  }
+  std::vector<ScenarioFileRef> files;
+  for (const auto& f : plan.files) files.push_back({f.path, f.sha256});
+  const auto same = [](const ScenarioFileRef& a, const ScenarioFileRef& b) {
+    return a.path == b.path && a.sha256 == b.sha256;
+  };
+  if (!std::equal(files.begin(), files.end(), r.scenario_files.begin(), r.scenario_files.end(),
+                  same)) {
+    throw InputError(file, "/context/scenario_files",
+                     "the run began with other scenario files (or they changed since); resume "
+                     "with the same files, or start a new run");
+  }
+  const auto text = [&](const char* key) {
+    const auto it = r.context.find(key);
+    return it != r.context.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (text("hostname") != inventory.hostname) {
+    throw InputError(file, "/context/hostname",
+                     "the run began on " + text("hostname") + "; a result mixes no nodes");
+  }
+  if (r.context.value("device", -1) != options.device ||
+      r.context.value("devices", std::vector<int>{}) != machine.selected_gpus) {
+    throw InputError(file, "/context/device",
+                     "the run began with other --device/--devices; resume with the same");
+  }
+  std::erase_if(r.cases, [](const CaseResult& c) {
+    return c.status == CaseStatus::kFailed && c.reason.starts_with(kInterruptedReason);
+  });
+  return r;
+}
+
+// Replaces this process with a fresh one running the same command line with --resume (and the
+// --out it wrote), after a case left the CUDA context unusable. Returns only when exec fails.
+void continue_in_fresh_process(const RunOptions& options, const std::filesystem::path& out) {
+  std::vector<std::string> args = options.argv;
+  if (!options.resume) args.emplace_back("--resume");
+  if (options.out.empty()) {
+    args.emplace_back("--out");
+    args.push_back(out.string());
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv("/proc/self/exe", argv.data());
+  std::fprintf(stderr, "pathbench: error: cannot start a fresh process: %s\n",
+               std::strerror(errno));
+}
+
+}  // namespace
+
 int run_command(const RunOptions& options) {
+  // From the start: a stop while the inventory is read must not leave half a run. A second
+  // stop exits at once (exit 2), the result keeping what was saved.
+  StopSignals stop({SIGINT, SIGTERM, SIGHUP}, static_cast<int>(ExitCode::kIncomplete));
   if (options.repetitions && *options.repetitions < 1) {
     throw InputError::option("--repetitions", "must be at least 1");
+  }
+  if (options.resume && options.out.empty()) {
+    throw InputError::option("--resume", "needs --out, the incomplete result to continue");
   }
   if (!options.benchmark_out.empty()) {
     // Checked before measuring: an unknown format must not cost a whole run.
@@ -149,28 +222,34 @@ int run_command(const RunOptions& options) {
       ::setenv(kNvtxInjectionVariable, cupti.c_str(), 0);
     }
   }
-
-  // Before any case: what else loads the node's CPUs and GPUs as measuring begins. Written with
-  // the first save, so a run killed half-way still says what it ran under.
-  const EnvironmentSample environment_start = collect_environment_sample(inventory);
-
-  Result result;
-  result.context = to_json(inventory);
-  result.context["device"] = options.device;          // which GPU the GPU families ran on
-  result.context["devices"] = machine.selected_gpus;  // the GPUs the multi-GPU families used
-  result.context["environment"] = run_environment_json(environment_start, std::nullopt);
-  for (const auto& f : plan.files) result.scenario_files.push_back({f.path, f.sha256});
-  result.start_time = iso8601_utc_now();
   const std::filesystem::path out =
       options.out.empty()
           ? std::filesystem::path("results") /
                 (file_name_label(inventory.node_type) + "-" + compact_timestamp() + ".json")
           : std::filesystem::path(options.out);
 
-  try {
-    save_result(out, result);  // fails early, before any measurement, when --out is unwritable
-  } catch (const std::exception& e) {
-    throw InputError(out.string(), "", std::string("cannot write the result: ") + e.what());
+  // Before any case: what else loads the node's CPUs and GPUs as measuring begins. Written with
+  // the first save, so a run killed half-way still says what it ran under.
+  const EnvironmentSample environment_start = collect_environment_sample(inventory);
+  Result header;
+  if (options.resume) {
+    header = resumable_result(out, plan, inventory, options, machine);
+  } else {
+    header.context = to_json(inventory);
+    header.context["device"] = options.device;          // which GPU the GPU families ran on
+    header.context["devices"] = machine.selected_gpus;  // the GPUs the multi-GPU families used
+    header.context["environment"] = run_environment_json(environment_start, std::nullopt);
+    for (const auto& f : plan.files) header.scenario_files.push_back({f.path, f.sha256});
+    header.start_time = iso8601_utc_now();
+  }
+  RunRecord record(out, std::move(header));
+  // Cases a resumed run already has are not run again.
+  std::unordered_set<std::string> done;
+  for (const auto& c : record.result().cases) done.insert(c.id);
+  std::erase_if(plan.cases, [&](const auto& c) { return done.contains(c.second.id); });
+  if (options.resume) {
+    std::fprintf(stderr, "pathbench: resuming %s: %zu cases done, %zu to run\n",
+                 out.string().c_str(), done.size(), plan.cases.size());
   }
 
   Progress progress(plan.cases.size(), Progress::stderr_is_terminal());
@@ -179,10 +258,13 @@ int run_command(const RunOptions& options) {
   if (!options.timeline_dir.empty()) settings.timeline_dir = options.timeline_dir;
   // Families that measure on a timeline keep their traces beside the result.
   settings.default_timeline_dir = out.parent_path() / (out.stem().string() + ".timelines");
+  std::vector<int> gpus = machine.selected_gpus;
+  if (machine.has_gpu()) gpus.push_back(options.device);
   CaseRunner runner(machine, settings, progress);
   const Scenario* current_scenario = nullptr;
   std::optional<NvtxRange> scenario_range;
-  for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+  std::size_t finished = 0;
+  for (std::size_t i = 0; i < plan.cases.size() && !stop.received(); ++i) {
     auto& [scenario, spec] = plan.cases[i];
     if (scenario != current_scenario) {
       scenario_range.reset();
@@ -195,18 +277,47 @@ int run_command(const RunOptions& options) {
     }
     if (options.repetitions) spec.repetitions = *options.repetitions;
     progress.case_started(i, spec.id);
-    result.cases.push_back(runner.run(spec, *families.find(spec.family)));
-    // Saved after every case: a run killed half-way keeps what it measured.
-    save_result(out, result);
+    CaseResult c = runner.run(spec, *families.find(spec.family));
+    // A sticky CUDA error fails every later call of this process: the case that caused it fails
+    // alone, and the rest of the run continues in a fresh process.
+    std::optional<std::string> fault;
+    if (c.status == CaseStatus::kFailed && machine.has_gpu()) fault = cuda_context_fault(gpus);
+    if (fault) {
+      c.reason += "; the case left the CUDA context unusable (" + *fault + ")";
+    }
+    const std::string status(to_string(c.status));
+    const double seconds = c.elapsed_seconds;
+    record.add(std::move(c));  // journaled at once: a run killed now keeps this case
+    progress.case_finished(spec.id, status, seconds);
+    ++finished;
+    if (fault && i + 1 < plan.cases.size() && !stop.received()) {
+      std::fprintf(stderr,
+                   "pathbench: %s left the CUDA context unusable (%s); the remaining %zu cases "
+                   "continue in a fresh process\n",
+                   spec.id.c_str(), fault->c_str(), plan.cases.size() - i - 1);
+      record.finish(false, "continued in a fresh process after a CUDA fault in " + spec.id);
+      continue_in_fresh_process(options, out);
+      return static_cast<int>(ExitCode::kIncomplete);
+    }
   }
   scenario_range.reset();
   progress.finish();
+  Result& result = record.result();
   // After the last case: with the start sample, the CPU steal over the run and any GPU process or
   // throttling that appeared while it measured (compare refuses such a result as noisy).
   result.context["environment"] =
       run_environment_json(environment_start, collect_environment_sample(inventory));
-  result.end_time = iso8601_utc_now();
-  save_result(out, result);
+  if (const auto sig = stop.received()) {
+    const std::string reason = std::string(kInterruptedReason) + " " + signal_name(*sig);
+    record.finish(false, reason);
+    std::fprintf(stderr,
+                 "pathbench: %s after %zu of %zu cases; the partial result (\"complete\": false) "
+                 "is %s\n  continue it with the same arguments and --resume%s\n",
+                 reason.c_str(), finished, plan.cases.size(), out.string().c_str(),
+                 options.out.empty() ? (" --out " + out.string()).c_str() : "");
+    return static_cast<int>(ExitCode::kIncomplete);
+  }
+  record.finish(true);
 
   print_summary_table(result, stdout);
   std::printf("result: %s\n", out.string().c_str());
@@ -254,11 +365,7 @@ int inventory_command(const InventoryOptionsCli& options) {
   if (options.out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
-    try {
-      write_file_atomically(options.out, text);
-    } catch (const std::exception& e) {
-      throw InputError(options.out, "", std::string("cannot write the inventory: ") + e.what());
-    }
+    write_output_file(options.out, text, "the inventory");
     std::fprintf(stderr, "inventory written to %s\n", options.out.c_str());
   }
   return 0;

@@ -19,6 +19,10 @@ struct RunOptions {
   std::string timeline_dir;   // --timeline DIR: a Chrome trace of one extra sample per case
   std::string benchmark_out;  // Google Benchmark's native output, passed through
   std::string benchmark_out_format = "json";
+  bool resume = false;  // --resume: continue the incomplete result at --out
+  // The command line as given: a run whose CUDA context a case poisoned continues in a fresh
+  // process with the same arguments (plus --resume).
+  std::vector<std::string> argv;
 };
 
 struct ListOptions {
@@ -34,7 +38,8 @@ struct InventoryOptionsCli {
   std::string node_type;
 };
 
-// Each returns the process exit code (DESIGN.md: 0 ok, 1 a case failed, 3 bad input).
+// Each returns the process exit code (DESIGN.md: 0 ok, 1 a case failed, 2 incomplete (a stop
+// signal, a full disk), 3 bad input).
 int run_command(const RunOptions& options);
 int list_command(const ListOptions& options);
 int inventory_command(const InventoryOptionsCli& options);

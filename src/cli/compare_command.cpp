@@ -14,6 +14,7 @@
 #include "core/sha256.hpp"
 #include "core/subprocess.hpp"
 #include "result/result.hpp"
+#include "scenario/case_filter.hpp"
 #include "scenario/scenario_file.hpp"
 
 namespace pathbench::cli {
@@ -22,11 +23,7 @@ namespace {
 
 void write_output(const std::string& path, const std::string& text, const char* what) {
   if (path.empty()) return;
-  try {
-    write_file_atomically(path, text);
-  } catch (const std::exception& e) {
-    throw InputError(path, "", std::string("cannot write the ") + what + ": " + e.what());
-  }
+  write_output_file(path, text, std::string("the ") + what);
   std::fprintf(stderr, "%s written to %s\n", what, path.c_str());
 }
 
@@ -58,6 +55,7 @@ CompareOptions compare_options(const JudgeCliOptions& options) {
   compare.default_threshold_pct = options.threshold_pct;
   compare.k = options.k;
   compare.allow_noisy = options.allow_noisy;
+  compare.allow_few_samples = options.allow_few_samples;
   compare.floors.fraction = options.floor_fraction;
   compare.floors.nvlink_fraction = options.nvlink_floor_fraction;
   return compare;
@@ -66,22 +64,19 @@ CompareOptions compare_options(const JudgeCliOptions& options) {
 int report(const Comparison& comparison, const JudgeCliOptions& options) {
   print_comparison(comparison, stdout, ::isatty(STDOUT_FILENO) == 1);
   std::fflush(stdout);
-  write_output(options.json_out, to_json(comparison).dump(2) + "\n", "comparison JSON");
-  write_output(options.junit_out, junit_xml(comparison), "JUnit XML");
+  // Built only when asked for, one at a time (a large comparison's text is hundreds of MB).
+  if (!options.json_out.empty()) {
+    write_output(options.json_out, to_json_text(comparison), "comparison JSON");
+  }
+  if (!options.junit_out.empty()) {
+    write_output(options.junit_out, junit_xml(comparison), "JUnit XML");
+  }
   return comparison.exit_code;
 }
 
-// An ECMAScript pattern matching exactly these case ids.
+// A --filter pattern (RE2) matching exactly these case ids.
 std::string exact_ids_pattern(const std::vector<std::string>& ids) {
-  std::string pattern = "^(?:";
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i) pattern += '|';
-    for (char ch : ids[i]) {
-      if (std::string_view("\\^$.|?*+()[]{}/").find(ch) != std::string_view::npos) pattern += '\\';
-      pattern += ch;
-    }
-  }
-  return pattern + ")$";
+  return CaseFilter::exact_ids_pattern(ids);
 }
 
 std::string file_sha256(const std::string& path) {
@@ -247,6 +242,8 @@ int baseline_promote_command(const BaselineCliOptions& options) {
   std::filesystem::create_directories(target.parent_path(), ec);
   try {
     save_baseline(target, baseline);
+  } catch (const DiskFull&) {
+    throw;
   } catch (const std::exception& e) {
     throw InputError(target.string(), "", std::string("cannot write the baseline: ") + e.what());
   }

@@ -13,6 +13,7 @@ struct JudgeCliOptions {
   double floor_fraction = 0.80;
   double nvlink_floor_fraction = 0.80;  // --nvlink-floor: share of N links x per-link rate
   bool allow_noisy = false;
+  bool allow_few_samples = false;
   std::string json_out;
   std::string junit_out;
 };

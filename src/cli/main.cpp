@@ -19,7 +19,8 @@ constexpr const char* kDescription =
     "pathbench measures the CPU-GPU data path of an inference node (host memory, NUMA placement, "
     "H2D/D2H/D2D copies, pinning) from JSON scenario files, verifies what it claims (pages pinned, "
     "local, huge; copies correct) and writes a pathbench.result/v1 JSON with the node's context.\n"
-    "Exit codes: 0 success, 1 a case failed, 2 incomplete, 3 bad input or usage.";
+    "Exit codes: 0 success, 1 a case failed, 2 incomplete (stopped by SIGINT/SIGTERM/SIGHUP, "
+    "disk full, too few samples to judge), 3 bad input or usage.";
 
 }  // namespace
 
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("-o,--out", run.out,
                       "Result file (default: results/<node-type>-<UTC timestamp>.json)");
   run_cmd->add_option("-f,--filter", run.filter,
-                      "Only cases whose id matches this regular expression (ECMAScript, search)");
+                      "Only cases whose id matches this regular expression (RE2 syntax, search)");
   run_cmd->add_option("-r,--repetitions", run.repetitions,
                       "Samples per case, overriding the scenario files");
   run_cmd->add_flag("-q,--quick", run.quick,
@@ -54,6 +55,10 @@ int main(int argc, char** argv) {
                    "every ordered pair of them): \"all\" or a comma list of CUDA indexes, e.g. "
                    "0,1; an index this machine lacks is bad input (exit 3)")
       ->capture_default_str();
+  run_cmd->add_flag("--resume", run.resume,
+                    "Continue the incomplete result at --out (a run stopped by a signal, a full "
+                    "disk or a kill): the cases it finished stay, the rest run; the same scenario "
+                    "files, node and --device/--devices are required");
   run_cmd->add_option("--node-type", run.node_type,
                       "Label for this node's type (default: derived from GPU model, PCIe link and "
                       "NUMA layout)");
@@ -87,6 +92,9 @@ int main(int argc, char** argv) {
     cmd->add_flag("--allow-noisy", o.allow_noisy,
                   "Judge a result or baseline taken under noise (CPU steal, another GPU process, "
                   "throttling) instead of refusing it (exit 2)");
+    cmd->add_flag("--allow-few-samples", o.allow_few_samples,
+                  "Judge metrics with fewer than 5 samples (a --quick run) on the threshold alone "
+                  "instead of answering insufficient_samples, which fails the gate (exit 2)");
     cmd->add_option("--floor-fraction", o.floor_fraction,
                     "Share of the raw PCIe rate pinned copies >= 256 MiB must reach")
         ->capture_default_str();
@@ -254,6 +262,7 @@ int main(int argc, char** argv) {
   }
 
   run.device_given = run_cmd->count("--device") > 0;
+  run.argv.assign(argv, argv + argc);
   list.device_given = list_cmd->count("--device") > 0;
   try {
     if (*run_cmd) return cli::run_command(run);
@@ -268,6 +277,10 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "pathbench: error: %s\n", e.what());
     return static_cast<int>(ExitCode::kBadInput);
+  } catch (const DiskFull& e) {
+    // Not bad input and not a failed case: the output could not be completed.
+    std::fprintf(stderr, "pathbench: error: %s; the output is incomplete\n", e.what());
+    return static_cast<int>(ExitCode::kIncomplete);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pathbench: error: %s\n", e.what());
     return static_cast<int>(ExitCode::kFailure);

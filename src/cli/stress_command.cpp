@@ -17,7 +17,7 @@
 #include "stress/duty_cycled_load.hpp"
 #include "stress/gpu_copier.hpp"
 #include "stress/host_memory_hog.hpp"
-#include "stress/stop_signals.hpp"
+#include "core/stop_signals.hpp"
 
 namespace pathbench::cli {
 

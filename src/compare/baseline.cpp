@@ -128,6 +128,33 @@ void add_run(BaselineCase& b, const CaseResult& c) {
   }
 }
 
+// case_header and add_run for a case that is not needed any more (a result being read): its
+// strings and samples are moved, not copied.
+BaselineCase baseline_case_of(CaseResult&& c) {
+  BaselineCase b;
+  b.id = std::move(c.id);
+  b.scenario = std::move(c.scenario);
+  b.family = std::move(c.family);
+  b.params = std::move(c.params);
+  b.timing_method = c.timing_method;
+  b.status = c.status;
+  b.reason = std::move(c.reason);
+  b.gate = std::move(c.gate);
+  if (c.status == CaseStatus::kOk) {
+    // Metric names are unique within a case: they are the keys of one JSON object.
+    b.metrics.reserve(c.metrics.size());
+    for (auto& m : c.metrics) {
+      BaselineMetric& fresh = b.metrics.emplace_back();
+      fresh.timing_class = timing_class_of(c, m.name);
+      fresh.name = std::move(m.name);
+      fresh.unit = std::move(m.unit);
+      fresh.better = m.better;
+      fresh.runs.push_back({m.stats.median, std::move(m.samples)});
+    }
+  }
+  return b;
+}
+
 void finish(Baseline& b) {
   for (auto& c : b.cases) {
     for (auto& m : c.metrics) m.between = between_run_of(m.runs);
@@ -149,9 +176,11 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     const std::string& file = files[i];
-    if (r.end_time.empty()) {
-      refuse(3, file, "/context/end_time",
-             "the run did not finish (no end_time): an incomplete run is no baseline");
+    if (!r.complete || r.end_time.empty()) {
+      refuse(3, file, r.end_time.empty() ? "/context/end_time" : "/complete",
+             "the run did not finish (" +
+                 (r.incomplete_reason.empty() ? std::string("no end") : r.incomplete_reason) +
+                 "): an incomplete run is no baseline");
     }
     if (context_text(r.context, "node_type") != node_type) {
       refuse(2, file, "/context/node_type",
@@ -266,7 +295,10 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
   return b;
 }
 
-Baseline baseline_from_result(const Result& result, const std::string& file) {
+namespace {
+
+// A one-run baseline's fields from a result, its cases left out.
+Baseline baseline_header(const Result& result, const std::string& file) {
   Baseline b;
   b.node_type = context_text(result.context, "node_type");
   b.topology_fingerprint = context_text(result.context, "topology_fingerprint");
@@ -274,6 +306,14 @@ Baseline baseline_from_result(const Result& result, const std::string& file) {
   b.runs.push_back(run_ref(result, file));
   b.context = context_json(result);
   b.run_contexts.push_back(b.context);
+  return b;
+}
+
+}  // namespace
+
+Baseline baseline_from_result(const Result& result, const std::string& file) {
+  Baseline b = baseline_header(result, file);
+  b.cases.reserve(result.cases.size());
   for (const auto& c : result.cases) {
     BaselineCase bc = case_header(c);
     if (c.status == CaseStatus::kOk) add_run(bc, c);
@@ -463,14 +503,18 @@ Baseline baseline_from_json(const ojson& j, const std::string& file) {
 }
 
 Baseline load_baseline(const std::filesystem::path& path) {
-  const ojson doc = load_json_document(path);
-  if (doc.is_object()) {
-    const auto schema = doc.find("schema");
-    if (schema != doc.end() && schema->is_string() && *schema == kResultSchema) {
-      return baseline_from_result(result_from_json(doc, path.string()), path.string());
-    }
-  }
-  return baseline_from_json(doc, path.string());
+  // A result (`compare A B` takes one as the baseline) is read case by case and each case becomes
+  // a baseline case at once: neither the file nor the whole result is ever held.
+  std::vector<BaselineCase> cases;
+  ojson other;
+  const std::optional<Result> result = read_result_file(
+      path, [&](CaseResult&& c, std::size_t) { cases.push_back(baseline_case_of(std::move(c))); },
+      &other);
+  if (!result) return baseline_from_json(other, path.string());
+  Baseline b = baseline_header(*result, path.string());
+  b.cases = std::move(cases);
+  finish(b);
+  return b;
 }
 
 void save_baseline(const std::filesystem::path& path, const Baseline& b) {

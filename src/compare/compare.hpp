@@ -28,7 +28,7 @@ enum class Verdict {
   kAcross,
   kUnstable,      // the baseline's between-run spread exceeds the threshold: not gateable
   kFlaky,         // a regression that did not reproduce in the majority of the re-runs
-  kInsufficient,  // too few samples to judge (a --quick result)
+  kInsufficient,  // "insufficient_samples": too few samples to judge (a --quick result)
 };
 std::string_view to_string(Verdict v);
 // Worst first: the order the table and the gate read verdicts in.
@@ -40,6 +40,7 @@ struct CompareOptions {
   std::size_t min_samples = 5;  // below this on either side no statistical verdict is given
   bool across = false;          // compare different node types: ratios, no verdicts
   bool allow_noisy = false;     // judge results taken under noise instead of refusing (exit 2)
+  bool allow_few_samples = false;  // judge too few samples on the threshold alone (GateRuleOptions)
   double k = 3.0;               // a move must exceed k x the baseline's between-run spread
   FloorOptions floors;
   GateRuleOptions rule() const;
@@ -87,6 +88,9 @@ struct CaseComparison {
 struct ResultRef {
   std::string file, node_type, topology_fingerprint, hostname, start_time;
   std::size_t runs = 1;  // a baseline's run count
+  // Why the run did not finish (a signal, a kill, a full disk); empty for a complete one. Its
+  // missing cases cannot be judged, so the comparison is incomplete (exit 2 unless it fails).
+  std::string incomplete;
 };
 
 struct Comparison {
@@ -135,6 +139,9 @@ Comparison check_result_floors(const Result& result, const std::string& result_f
                                const CompareOptions& options);
 
 nlohmann::ordered_json to_json(const Comparison& c);
+// to_json(c).dump(2) + "\n", written case by case: a comparison of a million cases is never one
+// JSON document in memory, only its text (compare --json).
+std::string to_json_text(const Comparison& c);
 std::string junit_xml(const Comparison& c);
 // The readable table; colours only when `color` (stdout is a terminal).
 void print_comparison(const Comparison& c, std::FILE* out, bool color);

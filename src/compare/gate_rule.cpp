@@ -48,11 +48,26 @@ RuleJudgement judge_metric(const BaselineMetric& baseline, std::span<const doubl
   }
   std::size_t baseline_min = SIZE_MAX;
   for (const auto& r : baseline.runs) baseline_min = std::min(baseline_min, r.samples.size());
-  if (result_samples.size() < options.min_samples || baseline_min < options.min_samples) {
+  const bool few =
+      result_samples.size() < options.min_samples || baseline_min < options.min_samples;
+  if (few && options.allow_few_samples) {
+    const bool beyond = std::abs(j.change_pct) > j.effective_threshold_pct;
+    const bool worse = baseline.better == Better::kHigher ? j.change_pct < 0 : j.change_pct > 0;
+    j.outcome = !beyond ? RuleOutcome::kPass
+                        : (worse ? RuleOutcome::kRegression : RuleOutcome::kImprovement);
+    j.reason = format(
+        "moved %+.2f %% against %.2f %%, judged on the threshold alone (--allow-few-samples: %zu "
+        "samples in the result, at least %zu in each baseline run, %zu needed for the tests)",
+        j.change_pct, j.effective_threshold_pct, result_samples.size(),
+        baseline_min == SIZE_MAX ? std::size_t{0} : baseline_min, options.min_samples);
+    return j;
+  }
+  if (few) {
     j.outcome = RuleOutcome::kInsufficient;
     j.reason = format(
         "too few samples to judge: %zu in the result, at least %zu in each baseline run (%zu "
-        "needed on each side; a --quick run is a smoke test, not a gate input)",
+        "needed on each side; a --quick run is a smoke test, not a gate input; "
+        "--allow-few-samples judges it on the threshold alone)",
         result_samples.size(), baseline_min == SIZE_MAX ? std::size_t{0} : baseline_min,
         options.min_samples);
     return j;

@@ -20,6 +20,9 @@ struct GateRuleOptions {
   double alpha = 0.05;  // both tests: between runs (one-sided) and within runs (Mann-Whitney)
   double k = 3.0;       // a move must exceed k x the between-run spread
   std::size_t min_samples = 5;
+  // Below min_samples, judge on the threshold alone instead of answering "insufficient" (which
+  // fails a gate): a --quick smoke run still catches a large loss, but proves nothing subtle.
+  bool allow_few_samples = false;
   ClassDefaults device{0.02, 0.005};
   ClassDefaults host{0.10, 0.02};
   const ClassDefaults& defaults(TimingClass c) const {

@@ -53,4 +53,14 @@ class SystemError : public std::runtime_error {
   int errno_;
 };
 
+// The file system is full (ENOSPC) or the quota is used up (EDQUOT) while writing an output:
+// the run or report is incomplete (exit 2), not bad input.
+class DiskFull : public SystemError {
+ public:
+  DiskFull(const std::string& call, int err) : SystemError(call, err) {}
+};
+
+// Throws DiskFull for ENOSPC and EDQUOT, SystemError otherwise.
+[[noreturn]] void throw_write_error(const std::string& call, int err);
+
 }  // namespace pathbench

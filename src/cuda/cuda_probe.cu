@@ -67,4 +67,33 @@ CudaProbe probe_cuda() {
   return probe;
 }
 
+std::optional<std::string> cuda_context_fault(const std::vector<int>& devices) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return std::nullopt;  // no CUDA here: nothing a case could have poisoned
+  }
+  int previous = 0;
+  const bool had_device = cudaGetDevice(&previous) == cudaSuccess;
+  std::optional<std::string> fault;
+  for (const int d : devices) {
+    if (d < 0 || d >= count) continue;
+    cudaError_t err = cudaSetDevice(d);
+    // A non-sticky error (a refused allocation) stays pending until read; left there, the next
+    // case's first cudaGetLastError() would fail it. Reading clears it; a sticky one stays.
+    cudaGetLastError();
+    if (err == cudaSuccess) err = cudaDeviceSynchronize();
+    if (err == cudaSuccess) continue;
+    cudaGetLastError();
+    err = cudaDeviceSynchronize();
+    if (err != cudaSuccess) {
+      fault = "GPU " + std::to_string(d) + ": " + cudaGetErrorName(err) + " (" +
+              cudaGetErrorString(err) + ")";
+      break;
+    }
+  }
+  if (had_device && !fault) cudaSetDevice(previous);
+  return fault;
+}
+
 }  // namespace pathbench

@@ -36,4 +36,10 @@ struct CudaProbe {
 
 CudaProbe probe_cuda();
 
+// After a failed case: whether one of `devices` has a CUDA context this process can no longer
+// use — a sticky error (an illegal address, a kernel that faulted or was killed) that every later
+// CUDA call would return. The error's name and the device, or nothing when each device still
+// synchronizes (a non-sticky error such as out-of-memory is cleared and leaves nothing).
+std::optional<std::string> cuda_context_fault(const std::vector<int>& devices);
+
 }  // namespace pathbench

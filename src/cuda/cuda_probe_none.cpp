@@ -10,4 +10,6 @@ CudaProbe probe_cuda() {
   return probe;
 }
 
+std::optional<std::string> cuda_context_fault(const std::vector<int>&) { return std::nullopt; }
+
 }  // namespace pathbench

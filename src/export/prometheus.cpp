@@ -7,12 +7,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <deque>
-#include <map>
+#include <memory>
 #include <optional>
-#include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -259,68 +262,130 @@ std::string metric_stem(std::string_view metric, std::string_view unit) {
   return name;
 }
 
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-struct GaugeFamily {
+// One label of a series as it is added: its name and value, or (run_slot >= 0) one of the labels
+// every series of the run carries (gpu, node_type), filled in when the exposition is rendered.
+struct Label {
   std::string name;
-  std::string help;
-  std::vector<std::string> label_names;  // every series is written with all of them, in order
-  std::vector<std::pair<Labels, double>> series;
+  std::string value;
+  int run_slot = -1;
 };
+using Labels = std::vector<Label>;
+enum RunSlot { kGpuSlot = 0, kNodeTypeSlot = 1, kRunSlots = 2 };
 
-// Families in insertion order, each name once: HELP/TYPE appear once and a family's samples are
-// written together, as the format requires.
-class Exposition {
+// A gauge family. Its series are kept compactly, not as label vectors: a million cases make
+// millions of series, and their labels are what the exposition's memory goes to. Each series is
+// one record in `records_`: value, label count, then per label its name's index in label_names_,
+// its run slot (or -1) and its escaped value.
+class GaugeFamily {
  public:
-  GaugeFamily& family(const std::string& name, const std::string& help) {
-    if (const auto it = index_.find(name); it != index_.end()) return families_[it->second];
-    index_.emplace(name, families_.size());
-    families_.push_back(GaugeFamily{name, help, {}, {}});
-    return families_.back();
-  }
+  GaugeFamily(std::string name, std::string help)
+      : name_(std::move(name)), help_(std::move(help)) {}
 
-  static void add(GaugeFamily& f, Labels labels, double value) {
-    for (const auto& [label, unused] : labels) {
-      if (std::find(f.label_names.begin(), f.label_names.end(), label) == f.label_names.end()) {
-        f.label_names.push_back(label);
-      }
+  void add(const Labels& labels, double value) {
+    append(value);
+    append(static_cast<std::uint16_t>(labels.size()));
+    for (const auto& label : labels) {
+      append(name_index(label.name));
+      append(static_cast<std::int8_t>(label.run_slot));
+      const std::string escaped =
+          label.run_slot >= 0 ? std::string() : escape_label_value(label.value);
+      append(static_cast<std::uint32_t>(escaped.size()));
+      records_ += escaped;
     }
-    f.series.emplace_back(std::move(labels), value);
+    ++count_;
   }
 
-  std::string render() const {
-    std::string out;
-    for (const auto& f : families_) {
-      out += "# HELP " + f.name + " " + escape_help(f.help) + "\n";
-      out += "# TYPE " + f.name + " gauge\n";
-      // Two cases that map to the same label set would be a duplicate series: node_exporter
-      // drops it with a gather error (promtool does not notice), so the first one wins here.
-      std::set<std::string> seen;
-      for (const auto& [labels, value] : f.series) {
-        std::string rendered;
-        for (const auto& name : f.label_names) {
-          std::string value_text;
-          for (const auto& [k, v] : labels) {
-            if (k == name) {
-              value_text = v;
+  // Bytes render() writes at most, for one allocation of the whole text.
+  std::size_t size_bound(const std::array<std::string, kRunSlots>& run) const {
+    std::size_t per_series = name_.size() + 2 + run[0].size() + run[1].size() + 34;
+    for (const auto& n : label_names_) per_series += n.size() + 4;
+    return name_.size() * 2 + help_.size() * 2 + 32 + count_ * per_series + records_.size();
+  }
+
+  // Every series is written with all the family's label names, in order (a label it lacks is
+  // empty: absent to Prometheus). Two series with one label set would be a duplicate series:
+  // node_exporter drops it with a gather error (promtool does not notice), so the first one wins.
+  void render(std::string& out, const std::array<std::string, kRunSlots>& run) const {
+    out += "# HELP " + name_ + " " + escape_help(help_) + "\n";
+    out += "# TYPE " + name_ + " gauge\n";
+    // The series written so far, as spans of `out` (no copy of their text).
+    struct Span {
+      std::size_t at, size;
+    };
+    const auto text = [&out](const Span& s) { return std::string_view(out).substr(s.at, s.size); };
+    const auto hash = [&](const Span& s) { return std::hash<std::string_view>{}(text(s)); };
+    const auto equal = [&](const Span& a, const Span& b) { return text(a) == text(b); };
+    std::unordered_set<Span, decltype(hash), decltype(equal)> seen(count_, hash, equal);
+    std::vector<std::pair<std::uint16_t, std::string_view>> labels;
+    std::size_t pos = 0;
+    for (std::size_t k = 0; k < count_; ++k) {
+      const auto value = read<double>(pos);
+      const auto n = read<std::uint16_t>(pos);
+      labels.clear();
+      for (std::uint16_t i = 0; i < n; ++i) {
+        const auto name = read<std::uint16_t>(pos);
+        const auto slot = read<std::int8_t>(pos);
+        const auto size = read<std::uint32_t>(pos);
+        labels.emplace_back(name, slot >= 0 ? std::string_view(run[static_cast<std::size_t>(slot)])
+                                            : std::string_view(records_).substr(pos, size));
+        pos += size;
+      }
+      const std::size_t at = out.size();
+      out += name_;
+      if (!label_names_.empty()) {
+        out += '{';
+        for (std::size_t i = 0; i < label_names_.size(); ++i) {
+          if (i > 0) out += ',';
+          out += label_names_[i];
+          out += "=\"";
+          for (const auto& [name, v] : labels) {
+            if (name == i) {
+              out += v;
               break;
             }
           }
-          rendered +=
-              (rendered.empty() ? "" : ",") + name + "=\"" + escape_label_value(value_text) + "\"";
+          out += '"';
         }
-        if (!seen.insert(rendered).second) continue;
-        out += f.name;
-        if (!rendered.empty()) out += "{" + rendered + "}";
-        out += " " + format_number(value) + "\n";
+        out += '}';
       }
+      if (!seen.insert(Span{at, out.size() - at}).second) {
+        out.resize(at);
+        continue;
+      }
+      out += ' ';
+      out += format_number(value);
+      out += '\n';
     }
-    return out;
   }
 
  private:
-  std::deque<GaugeFamily> families_;  // a deque: family() hands out stable references
-  std::map<std::string, std::size_t> index_;
+  std::uint16_t name_index(const std::string& name) {
+    for (std::size_t i = 0; i < label_names_.size(); ++i) {
+      if (label_names_[i] == name) return static_cast<std::uint16_t>(i);
+    }
+    if (label_names_.size() == UINT16_MAX) {
+      throw std::length_error("gauge " + name_ + " has more label names than can be written");
+    }
+    label_names_.push_back(name);
+    return static_cast<std::uint16_t>(label_names_.size() - 1);
+  }
+
+  template <typename T>
+  void append(T v) {
+    records_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <typename T>
+  T read(std::size_t& pos) const {
+    T v;
+    std::memcpy(&v, records_.data() + pos, sizeof v);
+    pos += sizeof v;
+    return v;
+  }
+
+  std::string name_, help_;
+  std::vector<std::string> label_names_;  // in the order of first use
+  std::string records_;
+  std::size_t count_ = 0;
 };
 
 // "2026-11-29T13:54:07Z" (optionally with fractional seconds, or +00:00) -> Unix seconds.
@@ -355,16 +420,17 @@ std::string run_device(const ojson& context) {
   return device;
 }
 
-void add_info(Exposition& exp, const Result& r, const std::string& gpu) {
+// pathbench_info: the run's context on one constant series.
+GaugeFamily info_family(const Result& r, const std::string& gpu) {
   const ojson& ctx = r.context;
   Labels labels;
   for (const char* key :
        {"tool_version", "git_sha", "node_type", "topology_fingerprint", "hostname", "cpu_model",
         "kernel", "bios_vendor", "bios_version", "bios_date", "driver_version",
         "cuda_driver_version", "cuda_runtime_version", "thp_enabled", "numa_balancing"}) {
-    labels.emplace_back(key, context_label(ctx, key));
+    labels.push_back({key, context_label(ctx, key)});
   }
-  labels.emplace_back("gpu", gpu);
+  labels.push_back({"gpu", gpu});
   // The GPU the run used (context "device" indexes context "gpus" by its "index" field).
   const ojson* dev = nullptr;
   if (ctx.is_object() && ctx.contains("gpus") && ctx["gpus"].is_array()) {
@@ -376,69 +442,65 @@ void add_info(Exposition& exp, const Result& r, const std::string& gpu) {
        {"name", "uuid", "pci_bus_id", "vbios", "pcie_gen_max", "pcie_width_max"}) {
     std::string value;
     if (dev != nullptr && dev->contains(key)) value = json_label((*dev)[key]);
-    labels.emplace_back(std::string("gpu_") + key, value);
+    labels.push_back({std::string("gpu_") + key, value});
   }
-  Exposition::add(exp.family("pathbench_info",
-                             "Context of the pathbench run that wrote this file (node, tool, "
-                             "driver, BIOS, GPU); always 1."),
-                  std::move(labels), 1.0);
+  GaugeFamily f("pathbench_info",
+                "Context of the pathbench run that wrote this file (node, tool, driver, BIOS, "
+                "GPU); always 1.");
+  f.add(labels, 1.0);
+  return f;
 }
 
 }  // namespace
 
-std::string prometheus_exposition(const Result& result) {
-  Exposition exp;
-  const std::string gpu = run_device(result.context);
-  const std::string node_type = context_label(result.context, "node_type");
-
-  add_info(exp, result, gpu);
-  const Labels run_labels = {{"gpu", gpu}, {"node_type", node_type}};
-  if (const auto t = parse_utc(result.start_time)) {
-    Exposition::add(exp.family("pathbench_result_start_timestamp_seconds",
-                               "Unix time at which the pathbench run started."),
-                    run_labels, *t);
-  }
-  if (const auto t = parse_utc(result.end_time)) {
-    Exposition::add(exp.family("pathbench_result_end_timestamp_seconds",
-                               "Unix time at which the pathbench run ended (or last wrote its "
-                               "result)."),
-                    run_labels, *t);
-  }
-
-  GaugeFamily& status = exp.family(
+// Families in the order they are written: the run-level ones (made at render time), the case
+// statuses, then the value families in order of first appearance. Each name once: HELP/TYPE
+// appear once and a family's samples are written together, as the format requires.
+struct PrometheusExposition::Families {
+  GaugeFamily status{
       "pathbench_case_status",
       "1 for every case of the run, labelled with its status (ok, skipped, failed); skipped and "
-      "failed cases have no value series.");
-  for (const auto& c : result.cases) {
-    Exposition::add(status,
-                    {{"id", c.id},
-                     {"family", c.family},
-                     {"status", std::string(to_string(c.status))},
-                     {"gpu", gpu},
-                     {"node_type", node_type}},
-                    1.0);
-  }
+      "failed cases have no value series."};
+  std::deque<GaugeFamily> values;  // a deque: adding a family moves no other
+  std::unordered_map<std::string, GaugeFamily*> by_name;
+};
 
-  for (const auto& c : result.cases) {
-    if (c.status != CaseStatus::kOk) continue;
-    Labels labels;
-    if (c.params.is_object()) {
-      for (const auto& [key, value] : c.params.items()) {
-        labels.emplace_back(param_label_name(key), json_label(value));
-      }
+PrometheusExposition::PrometheusExposition() : families_(std::make_unique<Families>()) {}
+PrometheusExposition::~PrometheusExposition() = default;
+PrometheusExposition::PrometheusExposition(PrometheusExposition&&) noexcept = default;
+PrometheusExposition& PrometheusExposition::operator=(PrometheusExposition&&) noexcept = default;
+
+void PrometheusExposition::add(const CaseResult& c) {
+  const Label gpu{"gpu", "", kGpuSlot};
+  const Label node_type{"node_type", "", kNodeTypeSlot};
+  families_->status.add({{"id", c.id},
+                         {"family", c.family},
+                         {"status", std::string(to_string(c.status))},
+                         gpu,
+                         node_type},
+                        1.0);
+  if (c.status != CaseStatus::kOk) return;
+  Labels labels;
+  if (c.params.is_object()) {
+    for (const auto& [key, value] : c.params.items()) {
+      labels.push_back({param_label_name(key), json_label(value)});
     }
-    labels.insert(labels.end(), run_labels.begin(), run_labels.end());
-    for (const auto& m : c.metrics) {
-      if (m.stats.n == 0) continue;  // nothing was measured: no median to report
-      const BaseUnit unit = base_unit(m.unit);
-      std::string name = "pathbench_" + sanitize(c.family) + "_" + metric_stem(m.name, m.unit);
-      // The unit once: a metric already named for its unit ("ratio" in %) is not suffixed again.
-      if (!unit.suffix.empty() && !name.ends_with("_" + unit.suffix)) {
-        name += "_" + unit.suffix;
-      }
-      const bool fixed = name == "pathbench_info" || name == "pathbench_case_status" ||
-                         name.starts_with("pathbench_result_");
-      if (fixed) continue;  // would break the run-level families; no family is named so
+  }
+  labels.push_back(gpu);
+  labels.push_back(node_type);
+  for (const auto& m : c.metrics) {
+    if (m.stats.n == 0) continue;  // nothing was measured: no median to report
+    const BaseUnit unit = base_unit(m.unit);
+    std::string name = "pathbench_" + sanitize(c.family) + "_" + metric_stem(m.name, m.unit);
+    // The unit once: a metric already named for its unit ("ratio" in %) is not suffixed again.
+    if (!unit.suffix.empty() && !name.ends_with("_" + unit.suffix)) {
+      name += "_" + unit.suffix;
+    }
+    const bool fixed = name == "pathbench_info" || name == "pathbench_case_status" ||
+                       name.starts_with("pathbench_result_");
+    if (fixed) continue;  // would break the run-level families; no family is named so
+    auto it = families_->by_name.find(name);
+    if (it == families_->by_name.end()) {
       std::string in_unit = "a plain number";
       if (!unit.suffix.empty()) {
         in_unit = unit.suffix;
@@ -448,10 +510,54 @@ std::string prometheus_exposition(const Result& result) {
           "pathbench " + c.family + " " + m.name + ": median of the case's samples, in " + in_unit +
           (m.unit.empty() ? "" : " (result unit " + m.unit + ")") + "; " +
           std::string(to_string(m.better)) + " is better. Labels are the case's params.";
-      Exposition::add(exp.family(name, help), labels, m.stats.median * unit.scale);
+      GaugeFamily& added = families_->values.emplace_back(name, help);
+      it = families_->by_name.emplace(name, &added).first;
     }
+    it->second->add(labels, m.stats.median * unit.scale);
   }
-  return exp.render();
+}
+
+std::string PrometheusExposition::render(const Result& run) const {
+  const std::string gpu = run_device(run.context);
+  const std::string node_type = context_label(run.context, "node_type");
+  const std::array<std::string, kRunSlots> run_values = {escape_label_value(gpu),
+                                                         escape_label_value(node_type)};
+  const Labels run_labels = {{"gpu", "", kGpuSlot}, {"node_type", "", kNodeTypeSlot}};
+  std::vector<GaugeFamily> head;
+  head.push_back(info_family(run, gpu));
+  if (const auto t = parse_utc(run.start_time)) {
+    head.emplace_back("pathbench_result_start_timestamp_seconds",
+                      "Unix time at which the pathbench run started.");
+    head.back().add(run_labels, *t);
+  }
+  if (const auto t = parse_utc(run.end_time)) {
+    head.emplace_back("pathbench_result_end_timestamp_seconds",
+                      "Unix time at which the pathbench run ended (or last wrote its result).");
+    head.back().add(run_labels, *t);
+  }
+  // An interrupted or killed run exports what it finished; a dashboard must not read its
+  // missing cases as gone from the fleet.
+  head.emplace_back("pathbench_result_complete",
+                    "1 when the run finished every planned case, 0 when it was interrupted or "
+                    "killed (its cases are the finished ones).");
+  head.back().add(run_labels, run.complete ? 1.0 : 0.0);
+
+  // One allocation for the whole text: a large result's exposition is hundreds of MB.
+  std::size_t bound = families_->status.size_bound(run_values);
+  for (const auto& f : head) bound += f.size_bound(run_values);
+  for (const auto& f : families_->values) bound += f.size_bound(run_values);
+  std::string out;
+  out.reserve(bound);
+  for (const auto& f : head) f.render(out, run_values);
+  families_->status.render(out, run_values);
+  for (const auto& f : families_->values) f.render(out, run_values);
+  return out;
+}
+
+std::string prometheus_exposition(const Result& result) {
+  PrometheusExposition exposition;
+  for (const auto& c : result.cases) exposition.add(c);
+  return exposition.render(result);
 }
 
 }  // namespace pathbench

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "result/result.hpp"
@@ -20,5 +21,24 @@ namespace pathbench {
 // Skipped and failed cases have no value series, only their pathbench_case_status.
 // The naming rules are spelled out in prometheus.cpp.
 std::string prometheus_exposition(const Result& result);
+
+// The same, built case by case, so that a large result need never be held whole (pathbench export
+// reads it so): add() every case in the result's order, then render() with the run's other fields
+// (context, start and end time, complete; its `cases` are not read). The series are kept compactly
+// until render(), which writes the text in one allocation.
+class PrometheusExposition {
+ public:
+  PrometheusExposition();
+  ~PrometheusExposition();
+  PrometheusExposition(PrometheusExposition&&) noexcept;
+  PrometheusExposition& operator=(PrometheusExposition&&) noexcept;
+
+  void add(const CaseResult& c);
+  std::string render(const Result& run) const;
+
+ private:
+  struct Families;
+  std::unique_ptr<Families> families_;
+};
 
 }  // namespace pathbench

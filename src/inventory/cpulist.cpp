@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 namespace pathbench {
 namespace {
@@ -45,6 +46,10 @@ std::vector<int> parse_cpu_list(std::string_view text) {
   text = trim(text);
   std::vector<int> ids;
   if (text.empty()) return ids;
+  // Inclusive [first, last] spans, merged before they are expanded: expanding each element as
+  // it came made "0-1048576,0-1048576,..." (a few KiB of text) cost gigabytes and minutes.
+  std::vector<std::pair<int, int>> spans;
+  std::size_t strided_spans = 0;
   while (true) {
     auto comma = text.find(',');
     std::string_view item = trim(text.substr(0, comma));
@@ -74,14 +79,26 @@ std::vector<int> parse_cpu_list(std::string_view text) {
     } else {
       first = last = parse_id(item, whole);
     }
-    for (int id = first; id <= last; ++id) {
-      if ((id - first) % group < used) ids.push_back(id);
+    if (used == group) {
+      spans.emplace_back(first, last);
+    } else {
+      // "used of every group": one span per group. Bounded in all, since no merge can help.
+      for (int start = first; start <= last; start += group) {
+        if (++strided_spans > static_cast<std::size_t>(kMaxId)) {
+          reject("CPU list", whole, "strided ranges list too many groups");
+        }
+        spans.emplace_back(start, std::min(last, start + used - 1));
+      }
     }
     if (comma == std::string_view::npos) break;
     text = text.substr(comma + 1);
   }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::sort(spans.begin(), spans.end());
+  int next = 0;  // the lowest id not yet in `ids`: overlaps are skipped, so each id is added once
+  for (const auto& [first, last] : spans) {
+    for (int id = std::max(first, next); id <= last; ++id) ids.push_back(id);
+    next = std::max(next, last + 1);
+  }
   return ids;
 }
 

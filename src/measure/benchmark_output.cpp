@@ -28,11 +28,7 @@ void write_benchmark_output(const std::string& path, const std::string& format,
   reporter->ReportContext(benchmark::BenchmarkReporter::Context());
   if (!runs.empty()) reporter->ReportRuns(runs);
   reporter->Finalize();
-  try {
-    write_file_atomically(path, out.str());
-  } catch (const std::exception& e) {
-    throw InputError(path, "", std::string("cannot write Google Benchmark output: ") + e.what());
-  }
+  write_output_file(path, out.str(), "Google Benchmark output");
 }
 
 }  // namespace pathbench

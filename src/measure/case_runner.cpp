@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
+#include "core/stop_signals.hpp"
 #include "measure/nvtx.hpp"
 #include "timeline/cupti_timeline.hpp"
 
@@ -37,6 +38,17 @@ CaseResult skeleton(const CaseSpec& spec) {
   r.params = spec.params;
   r.gate = spec.gate;
   return r;
+}
+
+// Thrown between the steps of a case when a stop signal came: the case ends at once, failed.
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int sig)
+      : std::runtime_error(std::string(kInterruptedReason) + " " + signal_name(sig)) {}
+};
+
+void throw_if_stopped() {
+  if (const auto sig = stop_signal_received()) throw Interrupted(*sig);
 }
 
 }  // namespace
@@ -135,15 +147,22 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
       result.metrics.push_back(MetricResult{m.name, m.unit, m.better, {}, {}});
     }
     result.timing_method = std::string(to_string(bench->timing_method()));
+    throw_if_stopped();
     {
       NvtxRange warm("warm-up", spec.family);
       bench->warm_up(spec.min_time);
     }
+    throw_if_stopped();
     result.operations_per_sample = bench->operations_per_sample();
     result.bytes_per_sample = bench->bytes_per_sample();
   } catch (const SkipCase& e) {
     result.status = CaseStatus::kSkipped;
     result.reason = e.what();
+    result.metrics.clear();
+    return finish();
+  } catch (const Interrupted& e) {
+    result.status = CaseStatus::kFailed;
+    result.reason = std::string(e.what()) + " during set-up";
     result.metrics.clear();
     return finish();
   } catch (const std::exception& e) {
@@ -163,6 +182,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
         break;
       }
       try {
+        throw_if_stopped();
         NvtxRange rep_range("repetition " + std::to_string(repetition + 1), spec.family,
                             bench->bytes_per_sample());
         const Sample sample = bench->measure();
@@ -179,6 +199,10 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
         for (std::size_t i = 0; i < sample.values.size(); ++i) {
           result.metrics[i].samples.push_back(sample.values[i]);
         }
+      } catch (const Interrupted& e) {
+        failure = std::string(e.what()) + " in repetition " + std::to_string(repetition + 1);
+        state.SkipWithError(failure.c_str());
+        break;
       } catch (const std::exception& e) {
         failure = "repetition " + std::to_string(repetition + 1) + ": " + e.what();
         state.SkipWithError(failure.c_str());
@@ -206,7 +230,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
   }
   // Read after the samples: a timer that found the latch blocked switched to the host clock.
   result.timing_method = std::string(to_string(bench->timing_method()));
-  if (failure.empty()) record_timeline(*bench, result);
+  if (failure.empty() && !stop_signal_received()) record_timeline(*bench, result);
   for (auto& m : result.metrics) m.stats = summarize(m.samples);
   if (!failure.empty()) {
     result.status = CaseStatus::kFailed;

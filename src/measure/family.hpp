@@ -31,6 +31,14 @@ struct MetricSpec {
   Better better = Better::kHigher;
 };
 
+// The names of `metrics`, in order (for Family::metric_names).
+inline std::vector<std::string> metric_names_of(const std::vector<MetricSpec>& metrics) {
+  std::vector<std::string> names;
+  names.reserve(metrics.size());
+  for (const auto& m : metrics) names.push_back(m.name);
+  return names;
+}
+
 // Something the case verified instead of assuming (placement, page backing, memory kind, copy
 // correctness). A check that did not pass fails the case.
 struct Check {
@@ -99,6 +107,15 @@ class Family {
   // the topology of the case's GPU pair), added to spec.params after expansion; the caller
   // recomputes spec.id from the params, so they are part of the stable case id. Default: none.
   virtual void derive_params(CaseSpec& /*spec*/, const Machine& /*machine*/) const {}
+  // The names of the metrics a case with these parameters records — the names of its prepared
+  // bench's metrics(), from the same source — known without preparing it, so a scenario's
+  // `gate.metrics` can be checked before anything runs. A part of a name that the machine decides
+  // is a placeholder in angle brackets that matches any run of letters and digits:
+  // "bandwidth_gpu<N>" (one metric per GPU), "time_per_page_<page>" ("4k", "2m"). Nothing: the
+  // family does not say, and gate metric names are not checked against it.
+  virtual std::optional<std::vector<std::string>> metric_names(const CaseSpec& /*spec*/) const {
+    return std::nullopt;
+  }
   // Allocates and places everything the case needs. May throw SkipCase or CaseFailure.
   virtual std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
                                              int device) const = 0;

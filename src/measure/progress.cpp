@@ -31,6 +31,13 @@ void Progress::case_failed(const std::string& id, const std::string& reason) {
   redraw();
 }
 
+void Progress::case_finished(const std::string& id, std::string_view status, double seconds) {
+  if (interactive_) return;
+  std::fprintf(out_, "pathbench: [%zu/%zu] %s: %.*s (%.1f s)\n", index_ + 1, total_, id.c_str(),
+               static_cast<int>(status.size()), status.data(), seconds);
+  std::fflush(out_);
+}
+
 void Progress::finish() {
   if (interactive_) std::fputs("\r\033[K", out_);
   std::fflush(out_);

@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace pathbench {
 
 // Progress of a run on stderr: "case i of n, current case, repetition, elapsed". Redrawn in place
-// on a terminal; silent otherwise so logs and CI output stay clean. Failures are always printed.
+// on a terminal; elsewhere (CI logs) one line per finished case, printed once the case is saved,
+// so a log shows how far a stopped run got. Failures are always printed with their reason.
 class Progress {
  public:
   Progress(std::size_t total_cases, bool interactive, std::FILE* out = stderr);
@@ -17,6 +19,8 @@ class Progress {
   void case_started(std::size_t index, const std::string& id);
   void repetition(std::size_t done, std::size_t total);
   void case_failed(const std::string& id, const std::string& reason);
+  // After the case is saved: "pathbench: [i/n] ID: STATUS (S s)" outside a terminal.
+  void case_finished(const std::string& id, std::string_view status, double seconds);
   void finish();
 
  private:

@@ -7,13 +7,18 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
+#include "core/json_reader.hpp"
 #include "core/json_text.hpp"
+#include "result/run_record.hpp"
 
 namespace pathbench {
 
@@ -160,6 +165,8 @@ ojson context_json(const Result& r) {
 ojson to_json(const Result& r) {
   ojson j = ojson::object();
   j["schema"] = r.schema;
+  j["complete"] = r.complete;
+  if (!r.complete && !r.incomplete_reason.empty()) j["incomplete_reason"] = r.incomplete_reason;
   j["context"] = context_json(r);
   ojson cases = ojson::array();
   for (const auto& c : r.cases) cases.push_back(to_json(c));
@@ -179,6 +186,43 @@ std::string describe_type(const ojson& v) {
 }
 
 std::string json_quoted(std::string_view s) { return ojson(s).dump(); }
+
+// The ids of a result's cases so far. Comparison and the exports key cases by id: two cases with
+// one id cannot be told apart, so the second is refused. The ids are copied into blocks that never
+// move, so the index holds views of them: a million ids cost their bytes and a hash entry each.
+class CaseIds {
+ public:
+  explicit CaseIds(std::string file) : file_(std::move(file)) {}
+
+  bool contains(std::string_view id) const { return index_.find(id) != index_.end(); }
+  std::size_t size() const { return index_.size(); }
+
+  void add(const std::string& id, std::size_t index) {
+    const auto [it, inserted] = index_.emplace(store(id), index);
+    if (!inserted) {
+      throw InputError(file_, "/cases/" + std::to_string(index) + "/id",
+                       "duplicate case id " + json_quoted(id) + " (also /cases/" +
+                           std::to_string(it->second) + "/id)");
+    }
+  }
+
+ private:
+  std::string_view store(std::string_view id) {
+    if (id.size() > kBlock / 4) return blocks_.emplace_back(id);  // its own block
+    if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < id.size()) {
+      blocks_.emplace_back().reserve(kBlock);
+    }
+    std::string& block = blocks_.back();
+    const std::size_t at = block.size();
+    block.append(id);  // within the reserved capacity: the block's bytes stay where they are
+    return std::string_view(block).substr(at, id.size());
+  }
+
+  static constexpr std::size_t kBlock = std::size_t{1} << 20;
+  std::string file_;
+  std::deque<std::string> blocks_;  // a deque: adding a block moves no other
+  std::unordered_map<std::string_view, std::size_t> index_;
+};
 
 // Reads a result document while tracking where in it we are, so every error names the field.
 class ResultReader {
@@ -234,7 +278,9 @@ class ResultReader {
     return string(field(obj, at, key), at / key);
   }
 
-  Result result(const ojson& doc) const {
+  // Everything but the cases: schema, context, complete; "cases" must be there and an array
+  // (its elements are read by result() or, for a file read case by case, one at a time).
+  Result header(const ojson& doc) const {
     const Pointer root;
     object(doc, root);
     const ojson& schema = field(doc, root, "schema");
@@ -245,20 +291,42 @@ class ResultReader {
     Result r;
     r.schema = kResultSchema;
     context(field(doc, root, "context"), root / "context", r);
+    // Files written before the field existed: a run that finished has an end time.
+    r.complete = !r.end_time.empty();
+    if (const auto it = doc.find("complete"); it != doc.end()) {
+      r.complete = boolean(*it, root / "complete");
+    }
+    if (const auto it = doc.find("incomplete_reason"); it != doc.end()) {
+      r.incomplete_reason = string(*it, root / "incomplete_reason");
+    }
+    array(field(doc, root, "cases"), root / "cases");
+    return r;
+  }
 
-    const Pointer cases_at = root / "cases";
-    const ojson& cases = array(field(doc, root, "cases"), cases_at);
-    std::map<std::string, std::size_t, std::less<>> seen_ids;
+  Result result(const ojson& doc) const {
+    Result r = header(doc);
+    const ojson& cases = doc.at("cases");
+    CaseIds ids(file_);
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      r.cases.push_back(case_result(cases[i], cases_at / i));
-      // Comparison and the exports key cases by id: two cases with one id cannot be told apart.
-      const auto [it, inserted] = seen_ids.emplace(r.cases.back().id, i);
-      if (!inserted) {
-        fail(cases_at / i / "id", "duplicate case id " + json_quoted(it->first) + " (also /cases/" +
-                                      std::to_string(it->second) + "/id)");
-      }
+      r.cases.push_back(case_result(cases[i], Pointer() / "cases" / i));
+      ids.add(r.cases.back().id, i);
     }
     return r;
+  }
+
+  CaseResult case_result(const ojson& v, const Pointer& at) const {
+    CaseResult c = case_fields(v, at);
+    // A case that measured has samples: zero would pass every comparison without evidence.
+    if (c.status == CaseStatus::kOk) {
+      for (const auto& m : c.metrics) {
+        if (m.samples.empty()) {
+          fail(at / "metrics" / m.name / "samples",
+               "an \"ok\" case with no samples: nothing was measured (a case that did not "
+               "measure says so with status \"failed\" or \"skipped\")");
+        }
+      }
+    }
+    return c;
   }
 
  private:
@@ -278,7 +346,7 @@ class ResultReader {
     for (const char* key : kLiftedContextKeys) r.context.erase(key);
   }
 
-  CaseResult case_result(const ojson& v, const Pointer& at) const {
+  CaseResult case_fields(const ojson& v, const Pointer& at) const {
     object(v, at);
     CaseResult c;
     c.id = string_field(v, at, "id");
@@ -402,19 +470,23 @@ class ResultReader {
   std::string file_;
 };
 
-// The file's bytes, or InputError with the reason (the OS's, or not a regular file).
-std::string read_whole_file(const std::filesystem::path& path) {
-  try {
-    return read_text_file(path);
-  } catch (const SystemError& e) {
-    throw InputError(path.string(), "",
-                     std::string("cannot read: ") + std::strerror(e.error_number()));
-  } catch (const std::exception& e) {
-    throw InputError(path.string(), "", std::string("cannot read: ") + e.what());
-  }
+// What a document's "schema" says it is, as far as it has been read.
+enum class DocumentKind { kUnknown, kResult, kOther };
+DocumentKind kind_of(const ojson& doc) {
+  if (!doc.is_object()) return DocumentKind::kOther;
+  const auto it = doc.find("schema");
+  if (it == doc.end()) return DocumentKind::kUnknown;
+  return it->is_string() && it->get_ref<const std::string&>() == kResultSchema
+             ? DocumentKind::kResult
+             : DocumentKind::kOther;
 }
 
 }  // namespace
+
+CaseResult case_result_from_json(const nlohmann::ordered_json& j, const std::string& file,
+                                 const std::string& at) {
+  return ResultReader(file).case_result(j, Pointer(at));
+}
 
 Result result_from_json(const nlohmann::ordered_json& j, const std::string& file) {
   return ResultReader(file).result(j);
@@ -425,36 +497,71 @@ Result result_from_json(const nlohmann::json& j, const std::string& file) {
 }
 
 nlohmann::ordered_json load_json_document(const std::filesystem::path& path) {
-  const std::string text = read_whole_file(path);
-  // nlohmann's what() starts with "[json.exception.parse_error.101] "; the rest is the useful part.
-  const auto without_prefix = [](std::string message) {
-    if (const auto end = message.find("] "); message.starts_with("[") && end != std::string::npos) {
-      message.erase(0, end + 2);
-    }
-    return message;
+  // Strict (a repeated key, a document nested too deep, a number beyond double's range are all
+  // refused, naming the file and pointer), read in chunks; ordered_json keeps the key order.
+  return read_json_file(path);
+}
+
+std::optional<Result> read_result_file(
+    const std::filesystem::path& path,
+    const std::function<void(CaseResult&& c, std::size_t index)>& on_case, ojson* other) {
+  const std::string file = path.string();
+  const ResultReader reader(file);
+  CaseIds ids(file);
+  const auto convert = [&](const ojson& element, std::size_t index) {
+    CaseResult c = reader.case_result(element, Pointer() / "cases" / index);
+    ids.add(c.id, index);
+    on_case(std::move(c), index);
   };
-  if (json_nesting_depth(text) > kMaxJsonDepth) {
-    throw InputError(path.string(), "",
-                     "nesting deeper than " + std::to_string(kMaxJsonDepth) +
-                         " levels; a pathbench document is never that deep");
+  DocumentKind kind = DocumentKind::kUnknown;
+  // Cases read before the document said it is a result (a "schema" after "cases": never so in a
+  // file pathbench wrote), or the cases of another kind of document that `other` receives.
+  std::vector<ojson> held;
+  JsonReadOptions options;
+  options.stream_array = "/cases";
+  options.on_element = [&](ojson&& element, std::size_t index, const ojson& document) {
+    if (kind == DocumentKind::kUnknown) {
+      kind = kind_of(document);
+      // The fields before the cases are checked before the first case, so that errors come in
+      // the file's order, as when the document was read whole.
+      if (kind == DocumentKind::kResult || (kind == DocumentKind::kOther && other == nullptr)) {
+        reader.header(document);
+      }
+    }
+    if (kind == DocumentKind::kResult) {
+      convert(element, index);
+    } else {
+      held.push_back(std::move(element));
+    }
+  };
+  ojson doc = read_json_file(path, options);
+  if (kind_of(doc) != DocumentKind::kResult && other != nullptr) {
+    if (!held.empty()) {
+      // Put the cases back where they were read from.
+      ojson& cases = doc.at("cases");
+      for (auto& c : held) cases.push_back(std::move(c));
+    }
+    *other = std::move(doc);
+    return std::nullopt;
   }
-  ojson doc;
-  try {
-    // ordered_json keeps the file's key order in context and params.
-    doc = ojson::parse(text);
-  } catch (const ojson::parse_error& e) {
-    throw InputError(
-        path.string(), "",
-        "not valid JSON (byte " + std::to_string(e.byte) + "): " + without_prefix(e.what()));
-  } catch (const ojson::exception& e) {
-    // Also a malformed document: a number beyond double's range ("1e999") is out_of_range.
-    throw InputError(path.string(), "", "not valid JSON: " + without_prefix(e.what()));
-  }
-  return doc;
+  Result r = reader.header(doc);  // the whole document now: fields after the cases too
+  for (std::size_t i = 0; i < held.size(); ++i) convert(held[i], i);
+  // A run killed since its last save left the cases it finished after it in its journal.
+  std::size_t next = ids.size();
+  for_each_journal_case(r, path, [&](CaseResult&& c) {
+    if (ids.contains(c.id)) return;
+    ids.add(c.id, next);
+    on_case(std::move(c), next++);
+  });
+  return r;
 }
 
 Result load_result(const std::filesystem::path& path) {
-  return result_from_json(load_json_document(path), path.string());
+  std::vector<CaseResult> cases;
+  Result r =
+      *read_result_file(path, [&](CaseResult&& c, std::size_t) { cases.push_back(std::move(c)); });
+  r.cases = std::move(cases);
+  return r;
 }
 
 void save_result(const std::filesystem::path& path, const Result& r) {

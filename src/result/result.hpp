@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,11 @@ namespace pathbench {
 inline constexpr const char* kResultSchema = "pathbench.result/v1";
 
 enum class CaseStatus { kOk, kSkipped, kFailed };
+
+// How the reason of a failed case a stop signal cut short begins ("interrupted by SIGINT ..."):
+// it measured nothing trustworthy, runs again when the run is resumed, and compare counts it as
+// missing, not as a failure of the node.
+inline constexpr std::string_view kInterruptedReason = "interrupted by";
 std::string_view to_string(CaseStatus s);  // "ok", "skipped", "failed"
 
 // Inverses of to_string (here and in measure/family.hpp); nothing for an unknown name.
@@ -62,6 +68,11 @@ struct Result {
   nlohmann::ordered_json context = nlohmann::ordered_json::object();  // see inventory/to_json
   std::vector<ScenarioFileRef> scenario_files;
   std::string start_time, end_time;  // ISO 8601 UTC
+  // False while the run measures, and for good when it was interrupted (a signal, a full disk)
+  // or killed: the cases present are finished ones, but not every planned case is there.
+  bool complete = true;
+  // Why the run stopped early ("interrupted by SIGINT"); empty for a complete run.
+  std::string incomplete_reason;
   std::vector<CaseResult> cases;
 };
 
@@ -71,6 +82,9 @@ nlohmann::ordered_json to_json(const Result& r);
 // The context as the file writes it: r.context's fields, then scenario_files, start and end time.
 nlohmann::ordered_json context_json(const Result& r);
 nlohmann::ordered_json to_json(const CaseResult& c);
+// One case as the file holds it under /cases/N; `at` is that pointer, for error messages.
+CaseResult case_result_from_json(const nlohmann::ordered_json& j, const std::string& file,
+                                 const std::string& at);
 // Throws InputError naming `file` and the JSON pointer when the document is not a valid result.
 // Stats are taken as stored (stats.n must equal the number of samples). The ordered_json overload
 // keeps the key order of context and params, so to_json(result_from_json(to_json(r))) ==
@@ -79,8 +93,18 @@ Result result_from_json(const nlohmann::ordered_json& j, const std::string& file
 Result result_from_json(const nlohmann::json& j, const std::string& file);
 // The file parsed as JSON (key order kept); unreadable or malformed → InputError naming it.
 nlohmann::ordered_json load_json_document(const std::filesystem::path& path);
-// Unreadable file, malformed JSON and invalid content all throw InputError.
+// Unreadable file, malformed JSON and invalid content all throw InputError. The file is read case
+// by case (read_result_file): never held whole, as text or as a document.
 Result load_result(const std::filesystem::path& path);
+// Reads a result file case by case, never holding the file or its whole document: each case is
+// converted and checked as load_result does (ids unique, samples in an "ok" case) as soon as it is
+// read, and handed to on_case with its index. Returns the rest of the result (cases empty). A
+// document that is not a result is an InputError, unless `other` is given: then the whole document
+// goes there and nothing is returned (load_baseline takes baselines and results so).
+std::optional<Result> read_result_file(
+    const std::filesystem::path& path,
+    const std::function<void(CaseResult&& c, std::size_t index)>& on_case,
+    nlohmann::ordered_json* other = nullptr);
 void save_result(const std::filesystem::path& path, const Result& r);  // atomic
 
 }  // namespace pathbench

@@ -1,6 +1,7 @@
 #include "scenario/axis_schema.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace pathbench {
 
@@ -17,6 +18,13 @@ std::optional<std::string> check_axis_value(const AxisSchema& schema, const nloh
     return std::nullopt;
   }
   if (!value.is_number_integer()) return "expected an integer, found " + value.dump();
+  // JSON integers up to 2^64 - 1 parse as unsigned: one beyond int64 is out of every axis's
+  // bounds, and must not wrap to a negative number on the way.
+  if (value.is_number_unsigned() &&
+      value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+    return value.dump() + " is outside [" + std::to_string(schema.min) + ", " +
+           std::to_string(schema.max) + "]";
+  }
   const auto v = value.get<std::int64_t>();
   if (v < schema.min || v > schema.max) {
     return std::to_string(v) + " is outside [" + std::to_string(schema.min) + ", " +

@@ -40,6 +40,10 @@ struct ScenarioFile {
   std::string path;
   std::string sha256;
   std::vector<Scenario> scenarios;
+  // Things that are allowed but probably not meant, as "FILE: POINTER: what" (an exclude rule
+  // that matches no case). The scenario layer does not print them; the CLI prints each as
+  // "pathbench: warning: ..." on stderr.
+  std::vector<std::string> warnings;
 };
 
 // One expanded case: a point of the scenario's axes.

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <set>
+#include <unordered_set>
 
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
+#include "core/json_reader.hpp"
 #include "core/json_text.hpp"
 #include "core/sha256.hpp"
 #include "inventory/gpu_selection.hpp"
@@ -17,13 +21,43 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kMaxCasesPerScenario = 20000;
-
 std::string type_name(const json& j) {
   if (j.is_number_integer()) return "integer";
   if (j.is_number_float()) return "number";
   return j.type_name();
 }
+
+std::string shortest(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// An integer JSON value that fits in int64 (JSON integers up to 2^64 - 1 parse as unsigned).
+std::optional<std::int64_t> as_int64(const json& j) {
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return {};
+    return static_cast<std::int64_t>(u);
+  }
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  return {};
+}
+
+// A range object decoded and checked, not expanded: {"pow2": [10, 30, 2]}, {"range": [...]},
+// {"numa_nodes": "all"}, {"gpu_pairs": "all"}.
+struct RangeSpec {
+  std::string kind;
+  std::string pointer;  // of the kind's value, e.g. ".../bytes/0/pow2"
+  std::int64_t first = 0, last = 0, step = 1;
+  std::uint64_t count = 0;  // values it expands to
+};
+
+// What the scenarios of one file have asked for so far, against the per-file caps.
+struct FileTotals {
+  std::uint64_t cases = 0;           // axes products, summed over the scenarios
+  std::uint64_t exclude_values = 0;  // values the exclude rules list, summed over the scenarios
+};
 
 // Reads one scenario file while tracking where in it we are, so every error names the field.
 class FileReader {
@@ -63,7 +97,8 @@ class FileReader {
     return v.get<std::string>();
   }
 
-  Scenario scenario(const json& j, const std::string& ptr) const {
+  Scenario scenario(const json& j, const std::string& ptr, FileTotals& totals,
+                    std::vector<std::string>& warnings) const {
     require_object(j, ptr);
     reject_unknown(
         j, ptr,
@@ -82,14 +117,19 @@ class FileReader {
     }
     if (j.contains("repetitions")) {
       const auto& r = j.at("repetitions");
-      if (!r.is_number_integer() || r.get<std::int64_t>() < 1 || r.get<std::int64_t>() > 100000)
-        fail(ptr + "/repetitions", "expected an integer in [1, 100000], found " + r.dump());
-      s.repetitions = r.get<int>();
+      const auto n = as_int64(r);
+      if (!n || *n < 1 || *n > kMaxRepetitions) {
+        fail(ptr + "/repetitions", "expected an integer in [1, " + std::to_string(kMaxRepetitions) +
+                                       "], found " + r.dump());
+      }
+      s.repetitions = static_cast<int>(*n);
     }
     if (j.contains("min_time")) {
       const auto& m = j.at("min_time");
-      if (!m.is_number() || !(m.get<double>() > 0) || m.get<double>() > 60)
-        fail(ptr + "/min_time", "expected seconds in (0, 60], found " + m.dump());
+      if (!m.is_number() || !(m.get<double>() > 0) || m.get<double>() > kMaxMinTimeSeconds) {
+        fail(ptr + "/min_time",
+             "expected seconds in (0, " + shortest(kMaxMinTimeSeconds) + "], found " + m.dump());
+      }
       s.min_time = m.get<double>();
     }
     if (j.contains("gate"))
@@ -98,16 +138,36 @@ class FileReader {
     const auto& axes = j.at("axes");
     require_object(axes, ptr + "/axes");
     // nlohmann::json sorts object keys; the file's order is what users read, so keep it.
-    for (const auto& name : ordered_keys(ptr + "/axes")) {
-      s.axes.push_back(axis(*family, name, axes.at(name), ptr + "/axes/" + pointer_token(name)));
+    const std::vector<std::string> axis_names = ordered_keys(ptr + "/axes");
+    // A small file must not be able to ask for millions of cases: every axis is counted (ranges
+    // unexpanded) and the product checked before any value list is built.
+    std::uint64_t product = 1;
+    bool overflow = false;
+    for (const auto& name : axis_names) {
+      const std::string p = ptr + "/axes/" + pointer_token(name);
+      const std::uint64_t count =
+          count_values(schema_of(*family, name, p), axes.at(name), p, kMaxCasesPerScenario);
+      if (count > kMaxCasesPerScenario) {
+        fail(p, "the axis expands to more than " + std::to_string(kMaxCasesPerScenario) +
+                    " values; a scenario may have at most " + std::to_string(kMaxCasesPerScenario) +
+                    " cases");
+      }
+      overflow = overflow || __builtin_mul_overflow(product, count, &product);
     }
-    // A small file must not be able to ask for millions of cases.
-    double product = 1;
-    for (const auto& a : s.axes) product *= static_cast<double>(a.values.size());
-    if (product > kMaxCasesPerScenario) {
-      fail(ptr + "/axes", "the axes expand to " + std::to_string(static_cast<long long>(product)) +
-                              " cases; a scenario may have at most " +
-                              std::to_string(kMaxCasesPerScenario));
+    if (overflow || product > kMaxCasesPerScenario) {
+      fail(ptr + "/axes",
+           "the axes expand to " +
+               (overflow ? "more than " + std::to_string(UINT64_MAX) : std::to_string(product)) +
+               " cases; a scenario may have at most " + std::to_string(kMaxCasesPerScenario));
+    }
+    totals.cases += product;
+    if (totals.cases > kMaxCasesPerFile) {
+      fail(ptr + "/axes", "the file's scenarios expand to " + std::to_string(totals.cases) +
+                              " cases up to this one; a file may have at most " +
+                              std::to_string(kMaxCasesPerFile));
+    }
+    for (const auto& name : axis_names) {
+      s.axes.push_back(axis(*family, name, axes.at(name), ptr + "/axes/" + pointer_token(name)));
     }
     for (const auto& required : family->required_axes()) {
       const bool present = std::any_of(s.axes.begin(), s.axes.end(),
@@ -117,11 +177,39 @@ class FileReader {
     if (j.contains("exclude")) {
       const auto& ex = j.at("exclude");
       if (!ex.is_array()) fail(ptr + "/exclude", "expected an array, found " + type_name(ex));
+      if (ex.size() > kMaxExcludeRules) {
+        fail(ptr + "/exclude", std::to_string(ex.size()) + " rules; a scenario may have at most " +
+                                   std::to_string(kMaxExcludeRules) + " exclude rules");
+      }
+      std::uint64_t listed = 0;  // values this scenario's rules list so far
       for (std::size_t i = 0; i < ex.size(); ++i) {
-        s.exclude.push_back(exclude_rule(*family, s, ex[i], ptr + "/exclude/" + std::to_string(i)));
+        s.exclude.push_back(
+            exclude_rule(*family, s, ex[i], ptr + "/exclude/" + std::to_string(i), listed, totals));
+        if (auto why = matches_nothing(s, s.exclude.back())) {
+          warnings.push_back(path_ + ": " + s.exclude.back().pointer + ": matches no case (" +
+                             *why + ")");
+        }
       }
     }
     return s;
+  }
+
+  // Why an exclude rule matches no case of the axes' product (a value it lists for some axis is
+  // never that axis's value), else nothing.
+  static std::optional<std::string> matches_nothing(const Scenario& s, const ExcludeRule& rule) {
+    for (const auto& [name, listed] : rule.match) {
+      const auto axis = std::find_if(s.axes.begin(), s.axes.end(),
+                                     [&name = name](const Axis& a) { return a.name == name; });
+      if (axis == s.axes.end()) continue;  // cannot happen: exclude_rule checked the name
+      std::unordered_set<std::string> on_axis;
+      for (const auto& v : axis->values) on_axis.insert(v.dump());
+      const bool any = std::any_of(listed.begin(), listed.end(),
+                                   [&](const json& v) { return on_axis.count(v.dump()) > 0; });
+      if (!any) {
+        return "no value it lists for \"" + name + "\" is a value of that axis";
+      }
+    }
+    return std::nullopt;
   }
 
   // {"threshold_pct": 5, "metrics": {"name": 10}}: percentages a median may move the bad way.
@@ -166,7 +254,23 @@ class FileReader {
                   " (axes: " + list + ")");
   }
 
-  // A value list: scalars and range objects, or a single range object.
+  // How many values a value list holds (scalars count one, range objects what they expand to),
+  // found without building any of them; range objects are checked on the way. Stops counting as
+  // soon as the count passes `limit` (the caller says what that means).
+  std::uint64_t count_values(const AxisSchema& schema, const json& j, const std::string& ptr,
+                             std::uint64_t limit) const {
+    if (j.is_object()) return range_spec(schema, j, ptr).count;
+    if (!j.is_array()) return 1;
+    std::uint64_t count = 0;
+    for (std::size_t i = 0; i < j.size() && count <= limit; ++i) {
+      // Each term is at most max(kMaxValuesPerRange, GPU pairs, NUMA nodes): no overflow.
+      count += j[i].is_object() ? range_spec(schema, j[i], ptr + "/" + std::to_string(i)).count : 1;
+    }
+    return count;
+  }
+
+  // A value list: scalars and range objects, or a single range object. Callers count it first
+  // (count_values), so what is built here is bounded.
   std::vector<json> values(const AxisSchema& schema, const json& j, const std::string& ptr) const {
     std::vector<json> out;
     if (j.is_object()) {
@@ -200,33 +304,35 @@ class FileReader {
     return value;
   }
 
-  void expand_range(const AxisSchema& schema, const json& r, const std::string& ptr,
-                    std::vector<json>& out) const {
+  // Decodes and checks a range object; counts its values without expanding it.
+  RangeSpec range_spec(const AxisSchema& schema, const json& r, const std::string& ptr) const {
     if (r.size() != 1) {
       fail(ptr, "a range object has exactly one of: pow2, range, numa_nodes, gpu_pairs");
     }
+    RangeSpec range;
     // Copies, not a structured binding: items() hands out a temporary proxy whose key would
     // dangle (AddressSanitizer: stack-use-after-scope).
-    const std::string kind = r.begin().key();
+    range.kind = r.begin().key();
     const json& spec = r.begin().value();
+    const std::string& kind = range.kind;
     const std::string p = ptr + "/" + pointer_token(kind);
+    range.pointer = p;
     if (kind == "gpu_pairs") {
       // Every ordered pair "S-D" of the selected GPUs. With fewer than two the axis still has one
       // value, "none", so the scenario's cases exist and are skipped with the reason.
       if (schema.kind != AxisSchema::Kind::kString) fail(p, "gpu_pairs applies to string axes");
       if (spec != "all") fail(p, "expected \"all\", found " + spec.dump());
-      const auto pairs = gpu_pair_values(gpus_);
-      if (pairs.empty()) out.push_back(scalar(schema, kNoGpuPair, p));
-      for (const auto& pair : pairs) out.push_back(scalar(schema, pair, p));
-      return;
+      const std::uint64_t n = gpus_.size();
+      range.count = n < 2 ? 1 : n * (n - 1);
+      return range;
     }
     if (schema.kind != AxisSchema::Kind::kInteger) {
       fail(p, "pow2, range and numa_nodes ranges apply to integer axes only");
     }
     if (kind == "numa_nodes") {
       if (spec != "all") fail(p, "expected \"all\", found " + spec.dump());
-      for (int n : numa_nodes_) out.push_back(scalar(schema, n, p));
-      return;
+      range.count = numa_nodes_.size();
+      return range;
     }
     if (kind != "pow2" && kind != "range") {
       fail(p, "unknown range kind (expected pow2, range, numa_nodes or gpu_pairs)");
@@ -234,21 +340,53 @@ class FileReader {
     if (!spec.is_array() || spec.size() < 2 || spec.size() > 3 ||
         !std::all_of(spec.begin(), spec.end(), [](const json& x) { return x.is_number_integer(); }))
       fail(p, "expected [first, last] or [first, last, step] integers, found " + spec.dump());
-    const auto first = spec[0].get<std::int64_t>();
-    const auto last = spec[1].get<std::int64_t>();
-    const auto step = spec.size() == 3 ? spec[2].get<std::int64_t>() : 1;
-    if (step <= 0) fail(p + "/2", "step must be positive");
-    if (last < first) fail(p + "/1", "last is smaller than first");
-    if (kind == "pow2" && (first < 0 || last > 62)) fail(p, "exponents must be in [0, 62]");
+    std::int64_t bounds[3] = {0, 0, 1};
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      const auto v = as_int64(spec[i]);
+      if (!v) {
+        fail(p + "/" + std::to_string(i),
+             spec[i].dump() + " is beyond the 64-bit signed integer range");
+      }
+      bounds[i] = *v;
+    }
+    range.first = bounds[0];
+    range.last = bounds[1];
+    range.step = bounds[2];
+    if (range.step <= 0) fail(p + "/2", "step must be positive");
+    if (range.last < range.first) fail(p + "/1", "last is smaller than first");
+    if (kind == "pow2" && (range.first < 0 || range.last > 62)) {
+      fail(p, "exponents must be in [0, 62]");
+    }
     // In unsigned arithmetic: last - first and first + i * step can exceed int64 (signed
     // overflow is undefined), but never uint64 once last >= first and i * step <= last - first.
-    const std::uint64_t span = static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first);
-    const std::uint64_t count = span / static_cast<std::uint64_t>(step);
-    if (count >= 4096) fail(p, "range expands to more than 4096 values");
-    for (std::uint64_t i = 0; i <= count; ++i) {
-      const auto x = static_cast<std::int64_t>(static_cast<std::uint64_t>(first) +
-                                               i * static_cast<std::uint64_t>(step));
-      out.push_back(scalar(schema, kind == "pow2" ? (std::int64_t{1} << x) : x, p));
+    const std::uint64_t span =
+        static_cast<std::uint64_t>(range.last) - static_cast<std::uint64_t>(range.first);
+    const std::uint64_t steps = span / static_cast<std::uint64_t>(range.step);
+    if (steps >= kMaxValuesPerRange) {
+      fail(p, "range expands to more than " + std::to_string(kMaxValuesPerRange) + " values");
+    }
+    range.count = steps + 1;
+    return range;
+  }
+
+  void expand_range(const AxisSchema& schema, const json& r, const std::string& ptr,
+                    std::vector<json>& out) const {
+    const RangeSpec range = range_spec(schema, r, ptr);
+    const std::string& p = range.pointer;
+    if (range.kind == "gpu_pairs") {
+      const auto pairs = gpu_pair_values(gpus_);
+      if (pairs.empty()) out.push_back(scalar(schema, kNoGpuPair, p));
+      for (const auto& pair : pairs) out.push_back(scalar(schema, pair, p));
+      return;
+    }
+    if (range.kind == "numa_nodes") {
+      for (int n : numa_nodes_) out.push_back(scalar(schema, n, p));
+      return;
+    }
+    for (std::uint64_t i = 0; i < range.count; ++i) {
+      const auto x = static_cast<std::int64_t>(static_cast<std::uint64_t>(range.first) +
+                                               i * static_cast<std::uint64_t>(range.step));
+      out.push_back(scalar(schema, range.kind == "pow2" ? (std::int64_t{1} << x) : x, p));
     }
   }
 
@@ -270,18 +408,37 @@ class FileReader {
     return a;
   }
 
+  // `listed`: values the scenario's earlier rules list; this rule's are added to it (and to the
+  // file's totals) and checked against kMaxExcludeValues (kMaxExcludeValuesPerFile) before any
+  // list is built.
   ExcludeRule exclude_rule(const Family& family, const Scenario& s, const json& j,
-                           const std::string& ptr) const {
+                           const std::string& ptr, std::uint64_t& listed,
+                           FileTotals& totals) const {
     require_object(j, ptr);
     if (j.empty()) fail(ptr, "an empty rule would exclude every case");
     ExcludeRule rule;
     rule.pointer = ptr;
     for (const auto& [name, value] : j.items()) {
       const std::string p = ptr + "/" + pointer_token(name);
-      const bool on_axis =
-          std::any_of(s.axes.begin(), s.axes.end(), [&](const Axis& a) { return a.name == name; });
+      const bool on_axis = std::any_of(s.axes.begin(), s.axes.end(),
+                                       [&name = name](const Axis& a) { return a.name == name; });
       if (!on_axis) fail(p, "\"" + name + "\" is not an axis of this scenario");
-      rule.match[name] = values(schema_of(family, name, p), value, p);
+      const AxisSchema& schema = schema_of(family, name, p);
+      const std::uint64_t count = count_values(schema, value, p, kMaxExcludeValues - listed);
+      listed += count;
+      totals.exclude_values += count;
+      if (listed > kMaxExcludeValues) {
+        fail(p, "the exclude rules list more than " + std::to_string(kMaxExcludeValues) +
+                    " values in all; a scenario's rules may list at most " +
+                    std::to_string(kMaxExcludeValues));
+      }
+      if (totals.exclude_values > kMaxExcludeValuesPerFile) {
+        fail(p, "the file's exclude rules list more than " +
+                    std::to_string(kMaxExcludeValuesPerFile) +
+                    " values in all; a file's rules may list at most " +
+                    std::to_string(kMaxExcludeValuesPerFile));
+      }
+      rule.match[name] = values(schema, value, p);
     }
     return rule;
   }
@@ -292,7 +449,7 @@ class FileReader {
                    " levels; a scenario file is never that deep");
     }
     try {
-      ordered_doc_ = nlohmann::ordered_json::parse(text);
+      ordered_doc_ = parse_json_text(text, path_);  // strict: a repeated key is refused
     } catch (const json::parse_error& e) {
       fail("", std::string("not valid JSON: ") + e.what());
     } catch (const json::exception& e) {
@@ -317,9 +474,10 @@ class FileReader {
     file.path = path_;
     file.sha256 = sha256_hex(text);
     std::set<std::string> names;
+    FileTotals totals;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string ptr = "/scenarios/" + std::to_string(i);
-      file.scenarios.push_back(scenario(list[i], ptr));
+      file.scenarios.push_back(scenario(list[i], ptr, totals, file.warnings));
       if (!names.insert(file.scenarios.back().name).second) {
         fail(ptr + "/name", "scenario name \"" + file.scenarios.back().name + "\" appears twice");
       }
@@ -409,6 +567,9 @@ std::vector<std::filesystem::path> collect_scenario_paths(
       out.insert(out.end(), in_dir.begin(), in_dir.end());
     } else if (std::filesystem::exists(p, ec)) {
       out.push_back(p);
+    } else if (ec) {
+      // Not a missing file: a symlink loop, a directory on the way that may not be searched.
+      throw InputError(arg, "", "cannot read: " + ec.message());
     } else {
       throw InputError(arg, "", "no such file or directory");
     }

@@ -85,6 +85,7 @@ REQUIRED_BAD_FIXTURES = {
     "range_last_before_first.json": "bad range pow2 [30, 10]",
     "unknown_range_kind.json": "unknown range kind",
     "duplicate_axis_value.json": "duplicate axis value",
+    "duplicate_key.json": "a key twice in one object",
     "exclude_names_non_axis.json": "exclude naming a non-axis",
     "exclude_removes_every_case.json": "exclude removing every case",
     "invalid_combination_d2d_host_memory.json": "d2d with host_memory",
@@ -461,6 +462,30 @@ class TestList(unittest.TestCase):
         proc = run_pb("list", SOURCE / "scenarios/default.json", "--filter", "^no-such-case$")
         self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
         self.assertIn("no case matches", proc.stderr)
+
+    def test_catastrophic_filter_completes(self) -> None:
+        # std::regex backtracked exponentially on this pattern; RE2 is linear in the id.
+        proc = run_pb("list", SOURCE / "scenarios/default.json", "--filter",
+                      "^(copy|host_memory|[a-z_]+)*(a|a)*(a*)*x$", timeout=20)
+        self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+        self.assertIn("no case matches", proc.stderr)
+
+    def test_exclude_rule_matching_no_case_is_a_warning(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            scenario = host_scenario("host", {"measure": ["memcpy"], "bytes": ["64KiB"]},
+                                     repetitions=1)
+            scenario["exclude"] = [{"bytes": "128KiB"}, {"measure": "memcpy", "bytes": ["1MiB"]}]
+            path = write_json(Path(tmp) / "s.json", scenario_doc(scenario))
+            out = Path(tmp) / "r.json"
+            for cmd in (["list", path], ["run", path, "--quick", "--out", out]):
+                with self.subTest(cmd=cmd[0]):
+                    proc = run_pb(*cmd)
+                    self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+                    for rule in (0, 1):
+                        self.assertIn(f"pathbench: warning: {path}: /scenarios/0/exclude/{rule}: "
+                                      "matches no case", proc.stderr, describe(proc))
+                    self.assertIn("host_memory/measure=memcpy/bytes=65536",
+                                  proc.stdout if cmd[0] == "list" else out.read_text())
 
 
 # ------------------------------------------------------------------------------------------------

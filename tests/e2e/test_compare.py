@@ -350,10 +350,22 @@ class CompareVerdicts(TempDirTest):
         proc, report, junit = self.compare(doctored)
         self.assert_exit(proc, EXIT_INCOMPLETE)  # a 70 % loss in a --quick run: not a pass
         verdict = find_case(report, PINNED_H2D_4M)
-        self.assertEqual(verdict["verdict"], "insufficient")
+        self.assertEqual(verdict["verdict"], "insufficient_samples")
         self.assertIsNone(verdict["metrics"][0]["p_value"])
         self.assertIn("samples", verdict["reason"])
         self.assertEqual(ET.parse(junit).getroot().get("errors"), "1")
+        # --allow-few-samples judges on the threshold alone: the 70 % loss is a regression.
+        proc, report, _ = self.compare(doctored, "--allow-few-samples")
+        self.assert_exit(proc, EXIT_FAILURE)
+        verdict = find_case(report, PINNED_H2D_4M)
+        self.assertEqual(verdict["verdict"], "regression")
+        self.assertIn("threshold alone", verdict["metrics"][0]["reason"])
+        # ... and a quick run of an unchanged node passes.
+        unchanged = real_result()
+        set_samples(unchanged, PINNED_H2D_4M, "bandwidth",
+                    find_case(unchanged, PINNED_H2D_4M)["metrics"]["bandwidth"]["samples"][:3])
+        proc, report, _ = self.compare(unchanged, "--allow-few-samples")
+        self.assertEqual(find_case(report, PINNED_H2D_4M)["verdict"], "pass")
 
     def test_missing_case_exits_2(self) -> None:
         doctored = real_result()

@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -119,6 +120,24 @@ def case_id(case: dict[str, Any]) -> str:
     return case["family"] + "/" + "/".join(f"{k}={v}" for k, v in case["params"].items())
 
 
+def stats_of(samples: list[float]) -> dict[str, Any]:
+    """The stats the C++ writer stores for these samples (all zero for none, as summarize() gives)."""
+    if not samples:
+        return {"n": 0, "median": 0.0, "min": 0.0, "max": 0.0, "mean": 0.0, "p10": 0.0, "p90": 0.0,
+                "stddev": 0.0, "cv": 0.0}
+    s = sorted(samples)
+
+    def percentile(q: float) -> float:
+        pos = (len(s) - 1) * q
+        lo = int(pos)
+        return s[lo] if lo + 1 >= len(s) else s[lo] + (s[lo + 1] - s[lo]) * (pos - lo)
+
+    mean = statistics.fmean(s)
+    stddev = statistics.stdev(s) if len(s) > 1 else 0.0
+    return {"n": len(s), "median": statistics.median(s), "min": s[0], "max": s[-1], "mean": mean,
+            "p10": percentile(0.10), "p90": percentile(0.90), "stddev": stddev, "cv": stddev / mean if mean else 0.0}
+
+
 def scaled_case(case: dict[str, Any], factor: float, **params: Any) -> dict[str, Any]:
     c = copy.deepcopy(case)
     c["params"].update(params)
@@ -132,7 +151,8 @@ def scaled_case(case: dict[str, Any], factor: float, **params: Any) -> dict[str,
 def make_sweep(dst: Path) -> Path:
     """h200-default.json grown into what a two-socket node's full sweep would hold: latency over five
     sizes, local and remote host memory, plus a failed case with partial samples and one without
-    stats, a host name with a '$' (matplotlib mathtext) and a reason with markup."""
+    samples (as the C++ writer stores them: stats of what was taken, zeros for nothing), a host name
+    with a '$' (matplotlib mathtext) and a reason with markup."""
     r = load(fixture("results", "h200-default.json"))
     out = []
     for case in r["cases"]:
@@ -153,15 +173,14 @@ def make_sweep(dst: Path) -> Path:
     failed["checks"].append({"name": "copy_pattern", "passed": False, "detail": "byte 4096: 0x00 != 0xa5", "value": None})
     for m in failed["metrics"].values():
         m["samples"] = m["samples"][:3]
-        m["stats"] = {"n": 3, "median": None, "min": None, "max": None, "mean": None, "p10": None, "p90": None,
-                      "stddev": None, "cv": None}
+        m["stats"] = stats_of(m["samples"])
     out.append(failed)
     bare = scaled_case(first_bw, 1.0, bytes=1 << 21)
     bare["status"] = "failed"
     bare["reason"] = "latch timed out"
     for m in bare["metrics"].values():
-        m.pop("stats")
         m["samples"] = []
+        m["stats"] = stats_of([])
     out.append(bare)
     r["cases"] = out
     r["context"]["hostname"] = "node$17 <b>&amp;"
@@ -536,7 +555,8 @@ class HtmlTest(unittest.TestCase):
         d = WORK / "bad-html"
         d.mkdir(exist_ok=True)
         broken = d / "broken.json"
-        broken.write_text('{"schema": "pathbench.result/v1", "context": {}, "cases": [{"id": 5}]}')
+        good = load(fixture("results", "h200-default.json"))
+        broken.write_text(json.dumps(dict(good, cases=[dict(good["cases"][0], id=5)])))
         for args, needle in (([broken], "broken.json: /cases/0/id"),
                              ([fixture("results", "h200-default.json"), "--compare", broken], "broken.json: /schema"),
                              ([d / "absent.json"], "absent.json")):

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +49,37 @@ TEST(CpuList, RejectsGarbageNamingTheText) {
           << e.what();
     }
   }
+}
+
+std::string fuzz_fixture(const std::string& name) {
+  std::ifstream in(std::string(PATHBENCH_FIXTURES) + "/fuzz/fuzz_cpulist/" + name);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Found by tests/fuzz/fuzz_cpulist: 400 copies of "0-1048576" (4 KiB) were expanded element by
+// element before deduplication, 400 million ids; now spans merge first.
+TEST(CpuList, RepeatedRangesCostOnlyTheirUnion) {
+  const std::string text = fuzz_fixture("repeated-full-ranges");
+  ASSERT_GT(text.size(), 1000u);
+  const Ids ids = parse_cpu_list(text);
+  ASSERT_EQ(ids.size(), 1048577u);
+  EXPECT_EQ(ids.front(), 0);
+  EXPECT_EQ(ids.back(), 1048576);
+}
+
+TEST(CpuList, OverlappingStridedAndPlainRangesMerge) {
+  EXPECT_EQ(parse_cpu_list("0-11:2/4,2-3"), (Ids{0, 1, 2, 3, 4, 5, 8, 9}));
+  EXPECT_EQ(parse_cpu_list("4-9:3/3,0-5:1/5"), (Ids{0, 4, 5, 6, 7, 8, 9}));
+}
+
+// Strided ranges cannot merge before they are expanded, so their groups are bounded in all.
+TEST(CpuList, BoundsTheGroupsOfStridedRanges) {
+  const std::string text = fuzz_fixture("repeated-strided-ranges");
+  ASSERT_GT(text.size(), 1000u);
+  EXPECT_THROW(parse_cpu_list(text), std::invalid_argument);
+  EXPECT_EQ(parse_cpu_list("0-1048575:1/2").size(), 524288u);
 }
 
 TEST(CpuMask, ParsesSysfsCpumap) {

@@ -208,13 +208,27 @@ TEST(Prometheus, HelpAndTypeOncePerFamilyAndSamplesGrouped) {
   }
   for (const char* name :
        {"pathbench_info", "pathbench_case_status", "pathbench_result_start_timestamp_seconds",
-        "pathbench_result_end_timestamp_seconds", "pathbench_copy_bandwidth_bytes_per_second",
+        "pathbench_result_end_timestamp_seconds", "pathbench_result_complete",
+        "pathbench_copy_bandwidth_bytes_per_second",
         "pathbench_copy_time_per_copy_seconds", "pathbench_host_memory_bandwidth_bytes_per_second",
         "pathbench_host_memory_time_per_copy_seconds",
         "pathbench_host_memory_cost_seconds_per_byte"}) {
     EXPECT_EQ(type[name], 1) << name;
   }
-  EXPECT_EQ(type.size(), 9u) << text;
+  EXPECT_EQ(type.size(), 10u) << text;
+}
+
+TEST(Prometheus, AnIncompleteRunSaysSo) {
+  Result r = sample_result();
+  EXPECT_NE(prometheus_exposition(r).find("\npathbench_result_complete{"), std::string::npos);
+  const auto value_of_complete = [](const std::string& text) {
+    const auto at = text.find("\npathbench_result_complete{");
+    const auto end = text.find('\n', at + 1);
+    return text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1);
+  };
+  EXPECT_EQ(value_of_complete(prometheus_exposition(r)), "1");
+  r.complete = false;
+  EXPECT_EQ(value_of_complete(prometheus_exposition(r)), "0");
 }
 
 TEST(Prometheus, EverySampleLineIsWellFormedAndUnique) {

@@ -143,7 +143,8 @@ TEST(ResultJson, Layout) {
   EXPECT_EQ(j.at("schema"), "pathbench.result/v1");
   std::vector<std::string> top;
   for (const auto& [k, v] : j.items()) top.push_back(k);
-  EXPECT_EQ(top, (std::vector<std::string>{"schema", "context", "cases"}));
+  EXPECT_EQ(top, (std::vector<std::string>{"schema", "complete", "context", "cases"}));
+  EXPECT_EQ(j.at("complete"), true);
 
   std::vector<std::string> context_keys;
   for (const auto& [k, v] : j.at("context").items()) context_keys.push_back(k);
@@ -240,6 +241,32 @@ TEST(ResultJson, SampleThatIsAString) {
   std::string message;
   EXPECT_EQ(error_pointer(j, &message), "/cases/0/metrics/bandwidth/samples/2");
   EXPECT_NE(message.find("expected a number, found string"), std::string::npos) << message;
+}
+
+TEST(ResultJson, AnOkCaseWithoutSamplesIsBadInput) {
+  ojson j = to_json(sample_result());
+  ASSERT_EQ(j["cases"][0]["status"], "ok");
+  j["cases"][0]["metrics"]["bandwidth"]["samples"] = ojson::array();
+  j["cases"][0]["metrics"]["bandwidth"]["stats"]["n"] = 0u;
+  std::string message;
+  EXPECT_EQ(error_pointer(j, &message), "/cases/0/metrics/bandwidth/samples");
+  EXPECT_NE(message.find("no samples"), std::string::npos) << message;
+}
+
+TEST(ResultJson, CompleteIsReadAndDefaultsFromTheEndTime) {
+  Result r = sample_result();
+  r.complete = false;
+  r.incomplete_reason = "interrupted by SIGINT";
+  Result back = result_from_json(to_json(r), "r.json");
+  EXPECT_FALSE(back.complete);
+  EXPECT_EQ(back.incomplete_reason, "interrupted by SIGINT");
+  ojson old = to_json(sample_result());
+  old.erase("complete");  // written before the field existed
+  EXPECT_TRUE(result_from_json(old, "r.json").complete);
+  old["context"]["end_time"] = "";
+  EXPECT_FALSE(result_from_json(old, "r.json").complete);
+  old["complete"] = "yes";
+  EXPECT_EQ(error_pointer(old), "/complete");
 }
 
 TEST(ResultJson, StatsCountMismatch) {

@@ -15,7 +15,7 @@
 #include "stress/duty_cycle.hpp"
 #include "stress/duty_cycled_load.hpp"
 #include "stress/host_memory_hog.hpp"
-#include "stress/stop_signals.hpp"
+#include "core/stop_signals.hpp"
 #include "stress/stress_plan.hpp"
 #include "test_machines.hpp"
 

@@ -1,0 +1,852 @@
+"""What every report script shares: reading pathbench's JSON files by the rules of the C++ reader,
+writing outputs atomically, and turning bad input into exit code 3 instead of a traceback.
+
+The C++ reader (src/result/result.cpp, ResultReader; src/compare/baseline.cpp, BaselineReader)
+is the reference for what a valid file is: a file it refuses is refused here, with the same JSON
+pointer, and a file it accepts is accepted here. The reports never judge a file by their own,
+looser or stricter, idea of the format.
+
+Not a script: the report scripts load it by path (see _load_sibling in each of them), because the
+report directory must stay off sys.path (html.py would shadow the standard library's `html`).
+"""
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import math
+import os
+import re
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, NoReturn, Sequence
+
+RESULT_SCHEMA = "pathbench.result/v1"
+COMPARE_SCHEMA = "pathbench.compare/v1"
+BASELINE_SCHEMA = "pathbench.baseline/v1"
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_INCOMPLETE = 2
+EXIT_BAD_INPUT = 3
+
+# The C++ reader refuses deeper documents (core/json_text.hpp, kMaxJsonDepth).
+MAX_JSON_DEPTH = 64
+# A year of samples is far below this; a bigger input is a mistake, and reading it would only
+# exhaust memory.
+MAX_INPUT_BYTES = 1 << 30
+UTF8_BOM = b"\xef\xbb\xbf"
+# The baseline's between-run spread needs this many runs (compare/baseline.hpp, kMinRunsForSpread).
+MIN_RUNS_FOR_SPREAD = 3
+
+
+class InputError(Exception):
+    """Bad input or usage: names the file and the JSON pointer ("/" for the whole document)."""
+
+    def __init__(self, path: Path | str, pointer: str | None, message: str) -> None:
+        self.path = str(path)
+        self.pointer = pointer
+        self.message = message
+        where = "" if pointer is None else f" {pointer or '/'}:"
+        super().__init__(f"{self.path}:{where} {message}")
+
+    @classmethod
+    def option(cls, name: str, message: str) -> InputError:
+        """A bad command-line option value: "--name: what" (no file, no JSON pointer)."""
+        return cls(name, None, message)
+
+
+class DiskFull(Exception):
+    """The file system is full (ENOSPC) or the quota used up (EDQUOT) while writing an output: the
+    output is incomplete (exit 2, as the C++ commands say it), not bad input."""
+
+
+def pointer_token(key: str) -> str:
+    """One JSON pointer token (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+# --------------------------------------------------------------------------------------------
+# Reading JSON text as nlohmann::json does
+
+
+class _NumberOverflow(Exception):
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+class _Constant(Exception):
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _parse_float(token: str) -> float:
+    value = float(token)
+    # nlohmann refuses a number beyond double's range ("number overflow"); float() would give inf.
+    if math.isinf(value):
+        raise _NumberOverflow(token)
+    return value
+
+
+_INT64_MIN = -(1 << 63)
+_UINT64_MAX = (1 << 64) - 1
+
+
+def _parse_int(token: str) -> int | float:
+    # nlohmann holds an integer beyond int64/uint64 as a double, so a count field refuses it; the
+    # length check also keeps int() away from Python's limit on huge digit strings.
+    if len(token) <= 21:
+        value = int(token)
+        if _INT64_MIN <= value <= _UINT64_MAX:
+            return value
+    return _parse_float(token)
+
+
+def _parse_constant(token: str) -> NoReturn:
+    # json.loads accepts NaN, Infinity and -Infinity; JSON (and the C++ reader) does not.
+    raise _Constant(token)
+
+
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.S)
+_BRACKET_RE = re.compile(r"[\[\]{}]")
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects, counted on the text (brackets inside strings do
+    not count), so a hostile file is refused before json.loads recurses into it."""
+    depth = deepest = 0
+    for c in _BRACKET_RE.findall(_STRING_RE.sub("", text)):
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth > 0:
+            depth -= 1
+    return deepest
+
+
+_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|[^\s\[\]{}:,"]+', re.S)
+
+
+def _too_deep_at(text: str) -> str:
+    """The JSON pointer where a container opens one level too deep: where the C++ reader, which
+    checks the depth as it parses, names the error. Only called for a text nested too deep."""
+    frames: list[list[Any]] = []  # [is_object, the member's key, the element's index]
+    expect_key = False
+    for m in _TOKEN_RE.finditer(text):
+        token = m.group()
+        if token in ("[", "{"):
+            if len(frames) >= MAX_JSON_DEPTH:
+                return "".join("/" + (pointer_token(f[1]) if f[0] else str(f[2])) for f in frames)
+            frames.append([token == "{", "", 0])
+            expect_key = token == "{"
+        elif token in ("]", "}"):
+            if frames:
+                frames.pop()
+            expect_key = False
+        elif token == ",":
+            if frames and frames[-1][0]:
+                expect_key = True
+            elif frames:
+                frames[-1][2] += 1
+        elif token == ":":
+            expect_key = False
+        elif expect_key and frames and token.startswith('"'):
+            try:
+                frames[-1][1] = json.loads(token)
+            except ValueError:
+                frames[-1][1] = token[1:-1]
+    return ""
+
+
+def _describe_file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_bytes(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The file's bytes; InputError for anything but a readable regular file of at most max_bytes."""
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused right after).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise InputError(path, "", f"cannot read: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(path, "", f"cannot read: it is {_describe_file_type(st.st_mode)}, not a regular file; "
+                                       "the reports read regular files only")
+        if st.st_size > max_bytes:
+            raise InputError(path, "", f"cannot read: {st.st_size} bytes, more than the {max_bytes} an input may have")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > max_bytes:
+                raise InputError(path, "", f"cannot read: grew beyond {max_bytes} bytes while being read")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(path, "", f"cannot read: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+class _DuplicateKey(dict[str, Any]):
+    """An object in which a key appeared twice; `key` is the repeated one."""
+
+    key: str = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    # The C++ reader refuses a repeated key (JSON readers differ in which value they keep);
+    # json.loads would keep the last one silently. Marked here, named by _check_values.
+    seen: set[str] = set()
+    marked = _DuplicateKey(pairs)
+    for key, _ in pairs:
+        if key in seen:
+            marked.key = key
+            break
+        seen.add(key)
+    return marked
+
+
+def _check_values(path: Path, value: Any, at: str = "") -> None:
+    """What json.loads lets through and the C++ reader refuses, in document order: a key that
+    appears twice in one object, and a lone UTF-16 surrogate (an unpaired \\ud800 escape), which
+    cannot be printed or written as UTF-8. Recursive: the nesting is at most 64 levels here."""
+    if isinstance(value, str):
+        _check_text(path, value, at)
+    elif isinstance(value, dict):
+        if isinstance(value, _DuplicateKey):
+            where = f"{at}/{pointer_token(value.key)}".encode("utf-8", "backslashreplace").decode("utf-8")
+            raise InputError(path, where, f"duplicate key {_dump(value.key)}: JSON readers differ in which one "
+                                          "they keep, so the document is refused")
+        for key, item in value.items():
+            where = f"{at}/{pointer_token(key)}"
+            _check_text(path, key, where, is_key=True)
+            if isinstance(item, (str, dict, list)):
+                _check_values(path, item, where)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, (str, dict, list)):
+                _check_values(path, item, f"{at}/{i}")
+
+
+def _check_text(path: Path, text: str, at: str, is_key: bool = False) -> None:
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        code = ord(text[e.start])
+        what = "the key" if is_key else "the string"
+        # The pointer may hold the surrogate itself (a key): written as \udc00, it can be printed.
+        where = at.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise InputError(path, where, f"not valid JSON: {what} holds a lone UTF-16 surrogate \\u{code:04x} "
+                                      "(an unpaired \\u escape), which is no Unicode character") from None
+
+
+def parse_json(path: Path, data: bytes) -> Any:
+    """A JSON document from the bytes of `path`, by the rules of the C++ reader
+    (core/json_reader.cpp): a UTF-8 BOM is skipped; invalid UTF-8, NaN/Infinity, numbers beyond
+    double's range, lone surrogates, a key twice in one object and nesting deeper than 64 levels
+    are refused."""
+    offset = 0
+    if data.startswith(UTF8_BOM):  # nlohmann skips a UTF-8 byte-order mark at the start
+        data = data[len(UTF8_BOM):]
+        offset = len(UTF8_BOM)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(path, "", f"cannot read: not UTF-8 text (byte {e.start + offset}: {e.reason}); "
+                                   "JSON is UTF-8") from None
+    if nesting_depth(text) > MAX_JSON_DEPTH:
+        raise InputError(path, _too_deep_at(text), f"nesting deeper than {MAX_JSON_DEPTH} levels; "
+                                                   "a pathbench document is never that deep")
+    try:
+        doc = json.loads(text, parse_float=_parse_float, parse_int=_parse_int, parse_constant=_parse_constant,
+                         object_pairs_hook=_object)
+    except json.JSONDecodeError as e:
+        where = "an empty file" if not text.strip() else f"line {e.lineno} column {e.colno}"
+        raise InputError(path, "", f"not JSON ({where}): {e.msg}") from None
+    except _NumberOverflow as e:
+        raise InputError(path, "", f"not valid JSON: number overflow parsing {_short(e.token)} "
+                                   "(beyond the range of a double)") from None
+    except _Constant as e:
+        raise InputError(path, "", f"not valid JSON: {e.token} is not a JSON value "
+                                   "(JSON has no NaN or infinity)") from None
+    except RecursionError:  # unreachable after the depth check; kept so it can never be a traceback
+        raise InputError(path, "", "nesting too deep") from None
+    _check_values(path, doc)
+    return doc
+
+
+def read_json(path: Path | str) -> Any:
+    path = Path(path)
+    return parse_json(path, read_bytes(path))
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------------------------
+# Validating a pathbench.result/v1 document: ResultReader's rules, in its order
+
+
+def describe_type(v: Any) -> str:
+    """nlohmann's type names, as the C++ messages say them."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_finite(v: Any) -> bool:
+    return is_number(v) and math.isfinite(v)
+
+
+def _dump(v: Any) -> str:
+    return _short(json.dumps(v, ensure_ascii=False), 80)
+
+
+class _Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, at: str, message: str) -> NoReturn:
+        raise InputError(self.path, at, message)
+
+    def object(self, v: Any, at: str) -> dict[str, Any]:
+        if not isinstance(v, dict):
+            self.fail(at, f"expected an object, found {describe_type(v)}")
+        return v
+
+    def array(self, v: Any, at: str) -> list[Any]:
+        if not isinstance(v, list):
+            self.fail(at, f"expected an array, found {describe_type(v)}")
+        return v
+
+    def field(self, obj: dict[str, Any], at: str, key: str) -> Any:
+        if key not in obj:
+            self.fail(f"{at}/{pointer_token(key)}", "missing required field")
+        return obj[key]
+
+    def string(self, v: Any, at: str) -> str:
+        if not isinstance(v, str):
+            self.fail(at, f"expected a string, found {describe_type(v)}")
+        return v
+
+    def number(self, v: Any, at: str) -> float:
+        if not is_number(v):
+            self.fail(at, f"expected a number, found {describe_type(v)}")
+        if not math.isfinite(v):
+            self.fail(at, f"expected a finite number, found {v}")
+        return v
+
+    def count(self, v: Any, at: str) -> int:
+        if not (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _UINT64_MAX):
+            self.fail(at, "expected a non-negative integer, found " + (_dump(v) if is_number(v) else describe_type(v)))
+        return v
+
+    def boolean(self, v: Any, at: str) -> bool:
+        if not isinstance(v, bool):
+            self.fail(at, f"expected true or false, found {describe_type(v)}")
+        return v
+
+    def string_field(self, obj: dict[str, Any], at: str, key: str) -> str:
+        return self.string(self.field(obj, at, key), f"{at}/{pointer_token(key)}")
+
+    def result(self, doc: Any) -> None:
+        self.object(doc, "")
+        schema = self.field(doc, "", "schema")
+        if schema != RESULT_SCHEMA:
+            found = _dump(schema) if isinstance(schema, str) else describe_type(schema)
+            self.fail("/schema", f'expected "{RESULT_SCHEMA}", found {found}')
+        self.context(self.field(doc, "", "context"), "/context")
+        if "complete" in doc:
+            self.boolean(doc["complete"], "/complete")
+        if "incomplete_reason" in doc:
+            self.string(doc["incomplete_reason"], "/incomplete_reason")
+        cases = self.array(self.field(doc, "", "cases"), "/cases")
+        seen: dict[str, int] = {}
+        for i, case in enumerate(cases):
+            at = f"/cases/{i}"
+            self.case(case, at)
+            # Comparison and the exports key cases by id: two cases with one id cannot be told apart.
+            first = seen.setdefault(case["id"], i)
+            if first != i:
+                self.fail(f"{at}/id", f"duplicate case id {_dump(case['id'])} (also /cases/{first}/id)")
+
+    def context(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        files_at = f"{at}/scenario_files"
+        files = self.array(self.field(v, at, "scenario_files"), files_at)
+        for i, f in enumerate(files):
+            self.object(f, f"{files_at}/{i}")
+            self.string_field(f, f"{files_at}/{i}", "path")
+            self.string_field(f, f"{files_at}/{i}", "sha256")
+        self.string_field(v, at, "start_time")
+        self.string_field(v, at, "end_time")
+
+    def case(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        for key in ("id", "scenario", "family"):
+            self.string_field(v, at, key)
+        self.object(self.field(v, at, "params"), f"{at}/params")
+        status = self.string_field(v, at, "status")
+        if status not in ("ok", "skipped", "failed"):
+            self.fail(f"{at}/status", f'expected one of "ok", "skipped", "failed", found {_dump(status)}')
+        self.string_field(v, at, "reason")
+        timing = self.field(v, at, "timing_method")
+        if timing is not None:
+            method = self.string(timing, f"{at}/timing_method")
+            if method not in ("cuda_events_latched", "host_steady_clock"):
+                self.fail(f"{at}/timing_method",
+                          f'expected "cuda_events_latched", "host_steady_clock" or null, found {_dump(method)}')
+        self.count(self.field(v, at, "operations_per_sample"), f"{at}/operations_per_sample")
+        self.count(self.field(v, at, "bytes_per_sample"), f"{at}/bytes_per_sample")
+        self.number(self.field(v, at, "elapsed_seconds"), f"{at}/elapsed_seconds")
+        if "timeline" in v and not isinstance(v["timeline"], str):
+            self.fail(f"{at}/timeline", f"expected a string, found {_dump(v['timeline'])}")
+        gate = v.get("gate")
+        if gate is not None:
+            self.gate(gate, f"{at}/gate")
+        metrics_at = f"{at}/metrics"
+        metrics = self.object(self.field(v, at, "metrics"), metrics_at)
+        for name, metric in metrics.items():
+            self.metric(metric, f"{metrics_at}/{pointer_token(name)}")
+        checks = self.array(self.field(v, at, "checks"), f"{at}/checks")
+        for i, check in enumerate(checks):
+            cat = f"{at}/checks/{i}"
+            self.object(check, cat)
+            self.string_field(check, cat, "name")
+            self.boolean(self.field(check, cat, "passed"), f"{cat}/passed")
+            self.string_field(check, cat, "detail")
+        # A case that measured has samples: zero would pass every comparison without evidence.
+        if status == "ok":
+            for name, metric in metrics.items():
+                if not metric["samples"]:
+                    self.fail(f"{metrics_at}/{pointer_token(name)}/samples",
+                              'an "ok" case with no samples: nothing was measured (a case that did not '
+                              'measure says so with status "failed" or "skipped")')
+
+    def gate(self, v: Any, at: str) -> None:
+        self.object(v, at)
+
+        def percent(value: Any, where: str) -> None:
+            pct = self.number(value, where)
+            if not (pct > 0) or pct > 1000:
+                self.fail(where, f"expected a percentage in (0, 1000], found {_dump(value)}")
+
+        for key, value in v.items():
+            where = f"{at}/{pointer_token(key)}"
+            if key == "threshold_pct":
+                percent(value, where)
+            elif key == "metrics":
+                for name, pct in self.object(value, where).items():
+                    percent(pct, f"{where}/{pointer_token(name)}")
+            else:
+                self.fail(where, "unknown field (known fields: threshold_pct, metrics)")
+
+    def metric(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        self.string_field(v, at, "unit")
+        better = self.string_field(v, at, "better")
+        if better not in ("higher", "lower"):
+            self.fail(f"{at}/better", f'expected "higher" or "lower", found {_dump(better)}')
+        samples = self.array(self.field(v, at, "samples"), f"{at}/samples")
+        for i, s in enumerate(samples):
+            self.number(s, f"{at}/samples/{i}")
+        stats_at = f"{at}/stats"
+        stats = self.object(self.field(v, at, "stats"), stats_at)
+        n = self.count(self.field(stats, stats_at, "n"), f"{stats_at}/n")
+        for key in ("median", "min", "max", "mean", "p10", "p90", "stddev", "cv"):
+            self.number(self.field(stats, stats_at, key), f"{stats_at}/{key}")
+        if n != len(samples):
+            self.fail(f"{stats_at}/n", f"is {n} but the metric has {len(samples)} samples")
+
+
+@dataclass
+class Result:
+    """A pathbench.result/v1 document that the C++ reader would accept."""
+
+    path: Path
+    data: dict[str, Any]
+    index: int = 0
+
+    @property
+    def context(self) -> dict[str, Any]:
+        return self.data["context"]
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        return self.data["cases"]
+
+    @property
+    def complete(self) -> bool:
+        """False for a run that was interrupted or killed: its cases are the finished ones only.
+        Files written before the field existed: a run that finished has an end time."""
+        if "complete" in self.data:
+            return bool(self.data["complete"])
+        return self.context["end_time"] != ""
+
+    @property
+    def incomplete_reason(self) -> str:
+        reason = self.data.get("incomplete_reason") or ""
+        if reason:
+            return reason
+        if self.context["end_time"] == "":
+            return "the run did not finish (no end time)"
+        return "the run did not finish"
+
+    @property
+    def node_type(self) -> str:
+        return text_of(self.context.get("node_type")) or "unknown node type"
+
+    @property
+    def hostname(self) -> str:
+        return text_of(self.context.get("hostname")) or "?"
+
+    @property
+    def start_time(self) -> str:
+        return self.context["start_time"] or "?"
+
+    @property
+    def label(self) -> str:
+        return f"{self.node_type} · {self.hostname} · {self.start_time}"
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def printable(text: str) -> str:
+    """Text with control characters (an escaped NUL is valid JSON) shown as U+FFFD: a terminal,
+    a Markdown table or an HTML page must not receive them raw."""
+    return _CONTROL_RE.sub("\ufffd", text)
+
+
+def text_of(v: Any) -> str:
+    """A context value shown as text: the C++ reader does not type context fields beyond
+    scenario_files and the times, so a report must not assume a string there."""
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def validate_result(path: Path | str, doc: Any) -> Result:
+    path = Path(path)
+    _Reader(path).result(doc)
+    return Result(path, doc)
+
+
+def load_result(path: Path | str) -> Result:
+    """Reads a pathbench.result/v1 file; InputError (file, JSON pointer, what) where the C++
+    reader would refuse it."""
+    path = Path(path)
+    return validate_result(path, read_json(path))
+
+
+# --------------------------------------------------------------------------------------------
+# pathbench.baseline/v1 (BaselineReader's rules)
+
+
+@dataclass
+class BaselineMetric:
+    name: str
+    unit: str
+    better: str
+    timing_class: str
+    run_medians: list[float]
+
+    @property
+    def center(self) -> float:
+        return median_of(self.run_medians)
+
+    @property
+    def spread_pct(self) -> float | None:
+        """The between-run spread as the C++ baseline computes it (baseline.cpp, between_run_of):
+        the larger of 1.4826 x MAD and the standard deviation of the run medians, relative to
+        their median; None below MIN_RUNS_FOR_SPREAD runs."""
+        medians = self.run_medians
+        if len(medians) < MIN_RUNS_FOR_SPREAD:
+            return None
+        center = median_of(medians)
+        mad = 1.4826 * median_of([abs(x - center) for x in medians])
+        mean = math.fsum(medians) / len(medians)
+        sd = math.sqrt(math.fsum((x - mean) ** 2 for x in medians) / (len(medians) - 1))
+        spread = max(mad, sd)
+        return spread / abs(center) * 100 if center != 0 else 0.0
+
+
+@dataclass
+class BaselineCase:
+    id: str
+    status: str
+    timing_method: str
+    gate: Any
+    metrics: list[BaselineMetric]
+
+
+@dataclass
+class Baseline:
+    path: Path
+    node_type: str
+    runs: int
+    cases: list[BaselineCase]
+
+
+def median_of(values: Sequence[float]) -> float:
+    if not values:
+        return 0.0
+    v = sorted(values)
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 == 1 else (v[mid - 1] + v[mid]) / 2
+
+
+class _BaselineReader(_Reader):
+    def field(self, obj: Any, at: str, key: str) -> Any:
+        if not isinstance(obj, dict):
+            self.fail(at, "expected an object")
+        if key not in obj:
+            self.fail(f"{at}/{pointer_token(key)}", "missing")
+        return obj[key]
+
+    def text(self, obj: Any, at: str, key: str) -> str:
+        v = self.field(obj, at, key)
+        if v is None:
+            return ""
+        if not isinstance(v, str):
+            self.fail(f"{at}/{pointer_token(key)}", "expected a string")
+        return v
+
+    def bnumber(self, v: Any, at: str) -> float:
+        if not is_number(v):
+            self.fail(at, "expected a number")
+        if not math.isfinite(v):
+            self.fail(at, "not a finite number")
+        return float(v)
+
+    def barray(self, obj: Any, at: str, key: str) -> list[Any]:
+        v = self.field(obj, at, key)
+        if not isinstance(v, list):
+            self.fail(f"{at}/{pointer_token(key)}", "expected an array")
+        return v
+
+    def baseline(self, doc: Any) -> Baseline:
+        if not isinstance(doc, dict):
+            self.fail("", "expected a JSON object")
+        schema = self.text(doc, "", "schema")
+        if schema != BASELINE_SCHEMA:
+            self.fail("/schema", f'"{schema}" is not {BASELINE_SCHEMA}')
+        node_type = self.text(doc, "", "node_type")
+        self.text(doc, "", "topology_fingerprint")
+        self.text(doc, "", "created")
+        runs = self.barray(doc, "", "runs")
+        if not runs:
+            self.fail("/runs", "a baseline holds at least one run")
+        for i, r in enumerate(runs):
+            at = f"/runs/{i}"
+            for key in ("file", "hostname", "start_time", "end_time", "git_sha"):
+                self.text(r, at, key)
+            if not isinstance(self.field(r, at, "context"), dict):
+                self.fail(f"{at}/context", "expected an object")
+        if not isinstance(self.field(doc, "", "context"), dict):
+            self.fail("/context", "expected an object")
+        cases: list[BaselineCase] = []
+        ids: set[str] = set()
+        for k, c in enumerate(self.barray(doc, "", "cases")):
+            at = f"/cases/{k}"
+            cid = self.text(c, at, "id")
+            if not cid:
+                self.fail(f"{at}/id", "empty case id")
+            if cid in ids:
+                self.fail(f"{at}/id", f"case {cid} appears twice")
+            ids.add(cid)
+            self.text(c, at, "scenario")
+            self.text(c, at, "family")
+            self.field(c, at, "params")
+            timing = self.text(c, at, "timing_method")
+            status = self.text(c, at, "status")
+            if status not in ("ok", "skipped"):
+                self.fail(f"{at}/status", 'expected "ok" or "skipped"')
+            self.text(c, at, "reason")
+            gate = self.field(c, at, "gate")
+            if gate is not None and not isinstance(gate, dict):
+                self.fail(f"{at}/gate", "expected an object or null")
+            metrics = self.field(c, at, "metrics")
+            if not isinstance(metrics, dict):
+                self.fail(f"{at}/metrics", "expected an object")
+            out: list[BaselineMetric] = []
+            for name, m in metrics.items():
+                mat = f"{at}/metrics/{pointer_token(name)}"
+                unit = self.text(m, mat, "unit")
+                better = self.text(m, mat, "better")
+                if better not in ("higher", "lower"):
+                    self.fail(f"{mat}/better", 'expected "higher" or "lower"')
+                cls = self.text(m, mat, "timing_class")
+                if cls not in ("device", "host"):
+                    self.fail(f"{mat}/timing_class", 'expected "device" or "host"')
+                mruns = self.barray(m, mat, "runs")
+                if len(mruns) != len(runs):
+                    self.fail(f"{mat}/runs", f"{len(mruns)} runs, but the baseline has {len(runs)}")
+                medians: list[float] = []
+                for r, run in enumerate(mruns):
+                    rat = f"{mat}/runs/{r}"
+                    medians.append(self.bnumber(self.field(run, rat, "median"), f"{rat}/median"))
+                    samples = self.barray(run, rat, "samples")
+                    for s, value in enumerate(samples):
+                        self.bnumber(value, f"{rat}/samples/{s}")
+                    if not samples:
+                        self.fail(f"{rat}/samples", "no samples")
+                out.append(BaselineMetric(name, unit, better, cls, medians))
+            cases.append(BaselineCase(cid, status, timing, gate, out))
+        return Baseline(Path(self.path), node_type, len(runs), cases)
+
+
+def load_baseline(path: Path | str) -> Baseline:
+    """A pathbench.baseline/v1 file; InputError (file, JSON pointer, what) where the C++ reader
+    would refuse it, and for a result file (one run has no between-run spread)."""
+    path = Path(path)
+    doc = read_json(path)
+    if isinstance(doc, dict) and doc.get("schema") == RESULT_SCHEMA:
+        raise InputError(path, "/schema", f'"{RESULT_SCHEMA}" is a result, not a baseline: the spread takes at '
+                                          f"least {MIN_RUNS_FOR_SPREAD} runs (make a baseline with: pathbench "
+                                          "baseline promote RESULT...)")
+    return _BaselineReader(path).baseline(doc)
+
+
+# --------------------------------------------------------------------------------------------
+# Writing outputs
+
+
+def _final_target(path: Path) -> Path:
+    # Like the C++ writer: a link is followed and its target written, the link itself kept.
+    return Path(os.path.realpath(path))
+
+
+def check_output_file(path: Path) -> Path:
+    """The file to write for `path` (links followed); InputError when something other than a
+    regular file is there: a directory, FIFO or device is never replaced (nor opened)."""
+    target = _final_target(path)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return target
+    except OSError as e:
+        raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(path, "", f"cannot write: it is {_describe_file_type(st.st_mode)}, not a regular file; "
+                                   "the reports write regular files only and never replace anything else")
+    return target
+
+
+def check_output_dir(path: Path) -> None:
+    """InputError when `path` exists and is not a directory (it is created on write)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise InputError(path, "", f"cannot write there: {e.strerror or e}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise InputError(path, "", f"cannot write there: it is {_describe_file_type(st.st_mode)}, not a directory")
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Writes `data` to a temporary file beside the target and renames it over the target, so a
+    reader never sees half a file; the temporary file is removed on any failure."""
+    target = check_output_file(path)
+    parent = target.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+    except OSError as e:
+        raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fchmod(f.fileno(), 0o644)
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFull(f"{path}: cannot write: {e.strerror or e}") from None
+        if isinstance(e, OSError):
+            raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
+        raise
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+
+
+class UsageParser(argparse.ArgumentParser):
+    """argparse, but a usage error exits 3 like every pathbench command (DESIGN.md: exit codes)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def run_main(prog: str, main: Callable[[], int]) -> NoReturn:
+    """Runs a script's main: bad input or usage (InputError) exits 3 with its message, a full disk
+    2 (the output is incomplete), an unexpected error 1 with a one-line message
+    (PATHBENCH_TRACEBACK=1 shows the traceback); never a traceback for what a user typed or fed in."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except InputError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        code = EXIT_BAD_INPUT
+    except DiskFull as e:
+        print(f"{prog}: error: {e}; the output is incomplete", file=sys.stderr)
+        code = EXIT_INCOMPLETE
+    except BrokenPipeError:
+        # The reader of stdout went away (`table.py ... | head`): nothing left to say to anyone.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = EXIT_FAILURE
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        code = 130
+    except Exception as e:  # noqa: BLE001 - the last line of defence against a traceback
+        if os.environ.get("PATHBENCH_TRACEBACK"):
+            raise
+        print(f"{prog}: internal error (a bug in the report; PATHBENCH_TRACEBACK=1 shows where): "
+              f"{type(e).__name__}: {e}", file=sys.stderr)
+        code = EXIT_FAILURE
+    sys.exit(code)

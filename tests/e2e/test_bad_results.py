@@ -1,0 +1,522 @@
+#!/usr/bin/env python3
+"""End-to-end: every file of the bad-result corpus (tests/fixtures/bad_results/) through the real
+pathbench binary and through every report script that reads results, which must all reach the
+verdict tests/fixtures/bad_results/expected.json gives.
+
+    python3 tests/e2e/test_bad_results.py --pathbench BINARY --python build/venv/bin/python --source . \
+        [unittest args]
+
+--python is the interpreter with reports/requirements.txt (the report scripts run under it); this
+file needs only the standard library.
+
+A refused file: `pathbench export --prometheus - FILE` and `pathbench compare FILE FILE` exit 3 with
+"pathbench: error: FILE: POINTER: ..."; table.py, plot.py, html.py and spread.py exit 3 with
+"FILE: POINTER:" on stderr (the C++ pointer, or the Python reader's more precise one where
+expected.json names it), no traceback, nothing on stdout and nothing at the output path; each
+within 5 s. timeline.py, which reads Chrome traces with the same JSON reader, is given the files
+that are no valid JSON and must refuse them the same way. spread.py reads baselines: a document
+with the result schema is refused at /schema. An accepted file: export exits 0, compare exits 0,
+1 or 2, the reports write their output; an incomplete run says so (table line, HTML banner, plot
+note). Also: inputs that are a FIFO, a directory or a device; outputs that are a directory, FIFO
+or regular file where a directory belongs (refused, left as they were); atomic replacement; usage
+errors exit 3.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import functools
+import importlib.util
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+PATHBENCH: Path = Path()
+PYTHON: str = "python3"
+SOURCE: Path = Path(".")
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 3
+# "Each file must be handled within 5 s": a refusal never waits on anything.
+BAD_INPUT_SECONDS = 5.0
+# Drawing plots of an accepted file takes longer on a loaded two-core machine.
+ACCEPTED_SECONDS = 180.0
+REPORTS = ("table", "plot", "html", "spread")
+
+MPL_CONFIG = tempfile.TemporaryDirectory(prefix="pathbench-mpl-")
+WORK: Path = Path()
+
+
+@dataclass
+class Run:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool = False
+
+    def describe(self) -> str:
+        return (f"$ {' '.join(self.args)}\nexit {self.returncode} after {self.seconds:.2f} s"
+                f"{' (timed out)' if self.timed_out else ''}\n--- stdout\n{self.stdout[-2000:]}"
+                f"\n--- stderr\n{self.stderr[-3000:]}")
+
+
+def run(args: list[str | Path], timeout: float) -> Run:
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", MPLCONFIGDIR=MPL_CONFIG.name)
+    env.pop("PATHBENCH_TRACEBACK", None)
+    argv = [str(a) for a in args]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode("utf-8", "replace")
+        err = (e.stderr or b"").decode("utf-8", "replace")
+        return Run(argv, -1, out, err, time.monotonic() - start, timed_out=True)
+    return Run(argv, proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"),
+               time.monotonic() - start)
+
+
+def script(name: str) -> Path:
+    return SOURCE / "reports" / f"{name}.py"
+
+
+def corpus_dir() -> Path:
+    return SOURCE / "tests" / "fixtures" / "bad_results"
+
+
+def report_command(tool: str, path: Path, out: Path) -> list[str | Path]:
+    """The command line of one report script reading `path`; `out` is its output (a folder for plot.py,
+    a file for html.py and timeline.py, unused by the scripts that print)."""
+    if tool == "plot":
+        return [PYTHON, script("plot"), path, "--out", out]
+    if tool in ("html", "timeline"):
+        return [PYTHON, script(tool), path, "--out", out]
+    return [PYTHON, script(tool), path]
+
+
+# Every run the tests look at, started once, two at a time, in setUpModule.
+EXPECTED: dict[str, dict[str, Any]] = {}
+RUNS: dict[tuple[str, str], Run] = {}
+OUTPUTS: dict[tuple[str, str], Path] = {}
+
+
+def output_for(tool: str, name: str) -> Path:
+    stem = name.removesuffix(".json")
+    return WORK / tool / (stem if tool == "plot" else f"{stem}.{'html' if tool == 'html' else 'png'}")
+
+
+def tools_for(entry: dict[str, Any]) -> list[str]:
+    tools = ["export", "compare", *REPORTS]
+    if not entry["valid"] and entry["level"] == "json":
+        tools.append("timeline")
+    return tools
+
+
+def command_for(tool: str, path: Path, out: Path) -> list[str | Path]:
+    if tool == "export":
+        return [PATHBENCH, "export", "--prometheus", "-", path]
+    if tool == "compare":
+        return [PATHBENCH, "compare", path, path]
+    return report_command(tool, path, out)
+
+
+def setUpModule() -> None:  # noqa: N802 (unittest's name)
+    global WORK
+    EXPECTED.update(json.loads((corpus_dir() / "expected.json").read_text(encoding="utf-8")))
+    WORK = Path(tempfile.mkdtemp(prefix="pathbench-bad-results-"))
+    for tool in ("plot", "html", "timeline"):
+        (WORK / tool).mkdir()
+    jobs: dict[tuple[str, str], Callable[[], Run]] = {}
+    for name, entry in EXPECTED.items():
+        path = corpus_dir() / name
+        for tool in tools_for(entry):
+            out = output_for(tool, name)
+            OUTPUTS[(name, tool)] = out
+            limit = ACCEPTED_SECONDS if entry["valid"] else BAD_INPUT_SECONDS + 5
+            jobs[(name, tool)] = functools.partial(run, command_for(tool, path, out), limit)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {key: pool.submit(job) for key, job in jobs.items()}
+        for key, future in futures.items():
+            RUNS[key] = future.result()
+
+
+def tearDownModule() -> None:  # noqa: N802
+    if WORK != Path() and not os.environ.get("PATHBENCH_KEEP_TEST_OUTPUT"):
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+def expected_pointer(entry: dict[str, Any], tool: str) -> str:
+    if tool in ("export", "compare"):
+        return entry["pointer"]
+    pointer = entry.get("python_pointer", entry["pointer"])
+    # spread.py reads baselines: valid JSON is refused at its schema (a result is no baseline)
+    # unless the document is not even an object.
+    if tool == "spread" and entry["level"] == "result" and pointer != "/":
+        return "/schema"
+    return pointer
+
+
+class CorpusTest(unittest.TestCase):
+    def test_corpus_is_generated_and_complete(self) -> None:
+        proc = run([sys.executable, corpus_dir() / "generate.py", "--check"], 60)
+        self.assertEqual(proc.returncode, 0, proc.describe())
+        files = {p.name for p in corpus_dir().iterdir() if p.suffix == ".json" and p.name != "expected.json"}
+        self.assertEqual(files, set(EXPECTED), "every corpus file has an expected verdict")
+        self.assertGreaterEqual(sum(1 for e in EXPECTED.values() if not e["valid"]), 40)
+        self.assertIn("bom_valid.json", EXPECTED)
+        self.assertTrue(EXPECTED["bom_valid.json"]["valid"])
+
+
+class RefusedTest(unittest.TestCase):
+    """Every refused file: exit 3, the file and the JSON pointer named, no traceback, no output."""
+
+    def check(self, tool: str) -> None:
+        for name, entry in sorted(EXPECTED.items()):
+            if entry["valid"] or (name, tool) not in RUNS:
+                continue
+            r = RUNS[(name, tool)]
+            path = corpus_dir() / name
+            pointer = expected_pointer(entry, tool)
+            with self.subTest(file=name, tool=tool):
+                self.assertFalse(r.timed_out, r.describe())
+                self.assertLess(r.seconds, BAD_INPUT_SECONDS, r.describe())
+                self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+                self.assertNotIn("Traceback", r.stderr, r.describe())
+                self.assertNotIn("internal error", r.stderr, r.describe())
+                prog = "pathbench" if tool in ("export", "compare") else f"{tool}.py"
+                self.assertIn(f"{prog}: error: {path}: {pointer}: ", r.stderr, r.describe())
+                if tool == "export":
+                    self.assertIn(entry["says"], r.stderr, r.describe())
+                if tool in ("export", "table", "spread", "plot", "html", "timeline"):
+                    self.assertEqual(r.stdout, "", r.describe())
+                out = OUTPUTS[(name, tool)]
+                self.assertFalse(out.exists(), f"{out} was written for a refused input")
+        if tool in ("plot", "html", "timeline"):
+            # Only the accepted files' outputs: no temporary file, nothing for a refused input.
+            wanted = {output_for(tool, n).name for n, e in EXPECTED.items() if e["valid"] and (n, tool) in RUNS}
+            self.assertEqual({p.name for p in (WORK / tool).iterdir()}, wanted, f"{tool}.py left files behind")
+
+    def test_export(self) -> None:
+        self.check("export")
+
+    def test_compare(self) -> None:
+        self.check("compare")
+
+    def test_table(self) -> None:
+        self.check("table")
+
+    def test_plot(self) -> None:
+        self.check("plot")
+
+    def test_html(self) -> None:
+        self.check("html")
+
+    def test_spread(self) -> None:
+        self.check("spread")
+
+    def test_timeline_reads_json_as_the_others_do(self) -> None:
+        self.check("timeline")
+
+    def test_cpp_and_python_agree(self) -> None:
+        """The verdicts of the C++ reader and of the Python reader, side by side: the same file
+        refused or accepted by both, at the same pointer (or, for a lone surrogate, the whole
+        document in C++ and the string holding it in Python)."""
+        for name, entry in sorted(EXPECTED.items()):
+            cpp, py = RUNS[(name, "export")], RUNS[(name, "table")]
+            with self.subTest(file=name):
+                self.assertEqual(cpp.returncode == EXIT_BAD_INPUT, py.returncode == EXIT_BAD_INPUT,
+                                 f"C++ and Python disagree:\n{cpp.describe()}\n{py.describe()}")
+                if entry["valid"]:
+                    continue
+                cpp_at = re.search(rf"{re.escape(str(corpus_dir() / name))}: (/\S*): ", cpp.stderr)
+                py_at = re.search(rf"{re.escape(str(corpus_dir() / name))}: (/\S*): ", py.stderr)
+                self.assertIsNotNone(cpp_at, cpp.describe())
+                self.assertIsNotNone(py_at, py.describe())
+                assert cpp_at is not None and py_at is not None
+                if "python_pointer" in entry:
+                    self.assertEqual(cpp_at.group(1), "/")
+                else:
+                    self.assertEqual(cpp_at.group(1), py_at.group(1))
+
+
+class AcceptedTest(unittest.TestCase):
+    """The valid files (a BOM, 1e308 samples, odd strings, 64 levels, interrupted runs): accepted
+    by every reader; an incomplete run is shown as such."""
+
+    def valid(self) -> list[str]:
+        return sorted(n for n, e in EXPECTED.items() if e["valid"])
+
+    def incomplete(self, name: str) -> bool:
+        doc = json.loads((corpus_dir() / name).read_bytes().removeprefix(b"\xef\xbb\xbf"))
+        return doc.get("complete", doc["context"]["end_time"] != "") is False
+
+    def test_binary_accepts(self) -> None:
+        for name in self.valid():
+            with self.subTest(file=name):
+                export, compare = RUNS[(name, "export")], RUNS[(name, "compare")]
+                self.assertEqual(export.returncode, EXIT_OK, export.describe())
+                self.assertIn("pathbench_", export.stdout)
+                self.assertIn(compare.returncode, (0, 1, 2), compare.describe())
+                self.assertNotIn("error:", compare.stderr, compare.describe())
+
+    def test_reports_accept(self) -> None:
+        for name in self.valid():
+            incomplete = self.incomplete(name)
+            with self.subTest(file=name, tool="table"):
+                r = RUNS[(name, "table")]
+                self.assertEqual(r.returncode, EXIT_OK, r.describe())
+                self.assertIn("| case | status | metric |", r.stdout)
+                self.assertEqual("**Incomplete run**" in r.stdout, incomplete, r.stdout)
+                self.assertNotIn("\x00", r.stdout)
+            with self.subTest(file=name, tool="plot"):
+                r = RUNS[(name, "plot")]
+                self.assertEqual(r.returncode, EXIT_OK, r.describe())
+                self.assertNotIn("Traceback", r.stderr)
+                out = OUTPUTS[(name, "plot")]
+                self.assertEqual([Path(line).name for line in r.stdout.splitlines()], ["bandwidth_h2d.png"],
+                                 r.describe())
+                self.assertEqual(sorted(p.name for p in out.iterdir()), ["bandwidth_h2d.png"], "no temp files left")
+                self.assertEqual((out / "bandwidth_h2d.png").read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
+                self.assertEqual("incomplete run" in r.stderr, incomplete, r.describe())
+            with self.subTest(file=name, tool="html"):
+                r = RUNS[(name, "html")]
+                self.assertEqual(r.returncode, EXIT_OK, r.describe())
+                page = OUTPUTS[(name, "html")].read_text(encoding="utf-8")
+                self.assertTrue(page.startswith("<!DOCTYPE html>"))
+                self.assertTrue(page.rstrip().endswith("</html>"))
+                self.assertEqual('<div class="incomplete"' in page, incomplete)
+                self.assertEqual("<title>INCOMPLETE " in page, incomplete)
+                self.assertNotIn("\x00", page)
+                self.assertIn("data:image/png;base64,", page)
+            with self.subTest(file=name, tool="spread"):
+                # spread.py reads baselines; it gets past the JSON (the BOM too) to the schema.
+                r = RUNS[(name, "spread")]
+                self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+                self.assertIn(f"{corpus_dir() / name}: /schema: ", r.stderr)
+                self.assertIn("not a baseline", r.stderr)
+
+    def test_huge_values_are_left_out_of_the_plots_not_crashed_on(self) -> None:
+        r = RUNS[("huge_values_valid.json", "table")]
+        self.assertIn("1e+308 GB/s", r.stdout)
+        r = RUNS[("huge_values_valid.json", "html")]
+        self.assertEqual(r.returncode, EXIT_OK, r.describe())
+        self.assertNotIn("Traceback", r.stderr + RUNS[("huge_values_valid.json", "plot")].stderr)
+
+
+def generator() -> Any:
+    """tests/fixtures/bad_results/generate.py as a module: the corpus's valid result and its stats."""
+    spec = importlib.util.spec_from_file_location("bad_results_generate", corpus_dir() / "generate.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class BaselineTest(unittest.TestCase):
+    """spread.py reads baselines by the C++ reader's rules: one the binary promoted (with a BOM
+    added) is accepted; one the binary refuses is refused at the same pointer."""
+
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="pathbench-baseline-")
+        self.tmp = Path(self._tmp.name)
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+
+    def promoted(self) -> tuple[Path, Path]:
+        gen = generator()
+        files = []
+        for k in range(3):
+            doc = gen.base()
+            doc["context"]["start_time"] = f"2026-11-29T14:0{k}:11Z"
+            for case in doc["cases"]:
+                for m in case["metrics"].values():
+                    m["samples"] = [v * (1 + 0.01 * k + 0.001 * i) for i, v in enumerate(m["samples"] * 2)][:5]
+                    m["stats"] = gen.stats_of(m["samples"])
+            path = self.tmp / f"run{k}.json"
+            path.write_bytes(gen.dump(doc))
+            files.append(path)
+        r = run([PATHBENCH, "baseline", "promote", *files, "--dir", self.tmp / "baselines", "--allow-noisy"], 60)
+        self.assertEqual(r.returncode, EXIT_OK, r.describe())
+        (baseline,) = (self.tmp / "baselines").glob("*.json")
+        return baseline, files[0]
+
+    def test_a_promoted_baseline_with_a_bom(self) -> None:
+        baseline, _ = self.promoted()
+        bom = self.tmp / "bom-baseline.json"
+        bom.write_bytes(b"\xef\xbb\xbf" + baseline.read_bytes())
+        r = run([PYTHON, script("spread"), bom, "--all-metrics"], ACCEPTED_SECONDS)
+        self.assertEqual(r.returncode, EXIT_OK, r.describe())
+        self.assertIn(", 3 runs", r.stdout)
+        self.assertEqual(len([line for line in r.stdout.splitlines() if line.startswith("| copy/")]), 4, r.stdout)
+
+    def test_a_baseline_the_binary_refuses(self) -> None:
+        baseline, result = self.promoted()
+        doc = json.loads(baseline.read_text(encoding="utf-8"))
+        first = doc["cases"][0]["metrics"]["bandwidth"]
+        broken = {
+            "no_runs.json": (dict(doc, runs=[]), "/runs"),
+            "failed_case.json": (dict(doc, cases=[dict(doc["cases"][0], status="failed")]), "/cases/0/status"),
+            "sample_string.json": (dict(doc, cases=[dict(doc["cases"][0], metrics={
+                "bandwidth": dict(first, runs=[dict(first["runs"][0], samples=["1"])] + first["runs"][1:])})]),
+                "/cases/0/metrics/bandwidth/runs/0/samples/0"),
+            "runs_mismatch.json": (dict(doc, cases=[dict(doc["cases"][0], metrics={
+                "bandwidth": dict(first, runs=first["runs"][:2])})]), "/cases/0/metrics/bandwidth/runs"),
+        }
+        for name, (content, pointer) in broken.items():
+            path = self.tmp / name
+            path.write_text(json.dumps(content), encoding="utf-8")
+            with self.subTest(file=name):
+                cpp = run([PATHBENCH, "compare", path, result], BAD_INPUT_SECONDS + 5)
+                self.assertEqual(cpp.returncode, EXIT_BAD_INPUT, cpp.describe())
+                self.assertIn(f"pathbench: error: {path}: {pointer}: ", cpp.stderr)
+                py = run([PYTHON, script("spread"), path], BAD_INPUT_SECONDS + 5)
+                self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
+                self.assertIn(f"spread.py: error: {path}: {pointer}: ", py.stderr)
+                self.assertEqual(py.stdout, "")
+
+
+class SpecialFilesTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="pathbench-special-")
+        self.tmp = Path(self._tmp.name)
+        self.good = corpus_dir() / "bom_valid.json"
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+
+    def fifo(self, name: str) -> Path:
+        path = self.tmp / name
+        os.mkfifo(path)
+        return path
+
+    def assert_refused(self, r: Run, names: Path | str) -> None:
+        self.assertFalse(r.timed_out, r.describe())
+        self.assertLess(r.seconds, BAD_INPUT_SECONDS, r.describe())
+        self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+        self.assertIn(str(names), r.stderr, r.describe())
+        self.assertNotIn("Traceback", r.stderr, r.describe())
+
+    def test_inputs_that_are_no_regular_file(self) -> None:
+        directory = self.tmp / "a_directory.json"
+        directory.mkdir()
+        inputs = {"fifo": self.fifo("a_fifo.json"), "directory": directory, "device": Path("/dev/zero"),
+                  "missing": self.tmp / "missing.json"}
+        for what, path in inputs.items():
+            commands: dict[str, list[str | Path]] = {
+                "export": [PATHBENCH, "export", "--prometheus", "-", path],
+                **{tool: report_command(tool, path, self.tmp / f"out-{tool}-{what}")
+                   for tool in (*REPORTS, "timeline")},
+            }
+            for tool, command in commands.items():
+                with self.subTest(input=what, tool=tool):
+                    r = run(command, BAD_INPUT_SECONDS + 5)
+                    self.assert_refused(r, path)
+                    self.assertFalse((self.tmp / f"out-{tool}-{what}").exists())
+
+    def test_outputs_that_are_no_regular_file_are_left_alone(self) -> None:
+        out_dir = self.tmp / "page.html"
+        out_dir.mkdir()
+        r = run([PYTHON, script("html"), self.good, "--out", out_dir], BAD_INPUT_SECONDS + 5)
+        self.assert_refused(r, out_dir)
+        self.assertTrue(out_dir.is_dir())
+        self.assertEqual(list(out_dir.iterdir()), [])
+
+        fifo = self.fifo("page-fifo.html")
+        r = run([PYTHON, script("html"), self.good, "--out", fifo], BAD_INPUT_SECONDS + 5)
+        self.assert_refused(r, fifo)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+
+        trace = SOURCE / "tests" / "fixtures" / "timelines" / "overlap_event_wait.trace.json"
+        fifo_png = self.fifo("chart.png")
+        r = run([PYTHON, script("timeline"), trace, "--out", fifo_png], BAD_INPUT_SECONDS + 5)
+        self.assert_refused(r, fifo_png)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo_png).st_mode))
+
+        a_file = self.tmp / "plots"
+        a_file.write_text("keep me\n")
+        r = run([PYTHON, script("plot"), self.good, "--out", a_file], BAD_INPUT_SECONDS + 5)
+        self.assert_refused(r, a_file)
+        self.assertEqual(a_file.read_text(), "keep me\n")
+
+        r = run([PYTHON, script("plot"), self.good, "--out", "/dev/null"], BAD_INPUT_SECONDS + 5)
+        self.assert_refused(r, "/dev/null")
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+
+        # One plot's target is a directory: refused before any PNG is written.
+        plots = self.tmp / "plots-dir"
+        (plots / "bandwidth_h2d.png").mkdir(parents=True)
+        r = run([PYTHON, script("plot"), SOURCE / "tests" / "fixtures" / "results" / "h200-default.json",
+                 "--out", plots], ACCEPTED_SECONDS)
+        self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+        self.assertIn(str(plots / "bandwidth_h2d.png"), r.stderr)
+        self.assertEqual(sorted(p.name for p in plots.iterdir()), ["bandwidth_h2d.png"])
+        self.assertTrue((plots / "bandwidth_h2d.png").is_dir())
+
+    def test_outputs_are_replaced_atomically(self) -> None:
+        out = self.tmp / "report" / "page.html"
+        out.parent.mkdir()
+        out.write_text("old\n")
+        before = os.stat(out).st_ino
+        link = self.tmp / "link.html"
+        link.symlink_to(out)
+        r = run([PYTHON, script("html"), self.good, "--out", link], ACCEPTED_SECONDS)
+        self.assertEqual(r.returncode, EXIT_OK, r.describe())
+        # The link is followed (as the C++ writer does) and stays a link; the target is a new file.
+        self.assertTrue(link.is_symlink())
+        self.assertTrue(out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>"))
+        self.assertNotEqual(os.stat(out).st_ino, before, "written in place, not renamed over")
+        self.assertEqual(oct(os.stat(out).st_mode & 0o777), oct(0o644))
+        self.assertEqual(sorted(p.name for p in out.parent.iterdir()), ["page.html"], "temporary files left")
+
+    def test_usage_errors_exit_3(self) -> None:
+        for tool in (*REPORTS, "timeline"):
+            with self.subTest(tool=tool):
+                r = run([PYTHON, script(tool)], BAD_INPUT_SECONDS + 5)
+                self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+                self.assertIn("usage:", r.stderr)
+                r = run([PYTHON, script(tool), "--no-such-option", self.good], BAD_INPUT_SECONDS + 5)
+                self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+                r = run([PYTHON, script(tool), "--help"], BAD_INPUT_SECONDS + 5)
+                self.assertEqual(r.returncode, EXIT_OK, r.describe())
+        for tool in ("table", "spread"):
+            with self.subTest(tool=tool, option="--filter"):
+                r = run([PYTHON, script(tool), self.good, "--filter", "("], BAD_INPUT_SECONDS + 5)
+                self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+                self.assertIn("--filter: not a valid regular expression", r.stderr)
+                self.assertNotIn("Traceback", r.stderr)
+
+
+def main() -> int:
+    global PATHBENCH, PYTHON, SOURCE
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pathbench", required=True, type=Path, help="the pathbench binary")
+    parser.add_argument("--python", required=True, help="interpreter with reports/requirements.txt installed")
+    parser.add_argument("--source", required=True, type=Path, help="the repository root")
+    args, rest = parser.parse_known_args()
+    PATHBENCH = args.pathbench.resolve()
+    if not os.access(PATHBENCH, os.X_OK):
+        print(f"{Path(sys.argv[0]).name}: {PATHBENCH} is not an executable", file=sys.stderr)
+        return 2
+    PYTHON = args.python
+    SOURCE = args.source.resolve()
+    start = time.monotonic()
+    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
+    print(f"{Path(sys.argv[0]).name}: {time.monotonic() - start:.1f} s", file=sys.stderr)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
