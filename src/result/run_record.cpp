@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string_view>
 #include <unordered_set>
 
@@ -72,9 +72,10 @@ void write_all(int fd, std::string_view data, const fs::path& path) {
 }  // namespace
 
 fs::path journal_path(const fs::path& result_path) {
+  // Absolute first: weakly_canonical leaves a bare relative name ("out.json") without a folder.
   std::error_code ec;
-  fs::path target = fs::weakly_canonical(result_path, ec);
-  if (ec) target = result_path;
+  fs::path target = fs::weakly_canonical(fs::absolute(result_path, ec), ec);
+  if (ec) target = fs::absolute(result_path);
   return target.parent_path() / ("." + target.filename().string() + ".journal");
 }
 

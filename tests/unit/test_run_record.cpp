@@ -185,6 +185,19 @@ TEST_F(RunRecordTest, AResumedRunKeepsItsCasesAndItsStartTime) {
   EXPECT_TRUE(r.complete);
 }
 
+TEST_F(RunRecordTest, ABareFileNameIsInTheWorkingDirectory) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  {
+    RunRecord record("bare.json", header());
+    EXPECT_EQ(journal_path("bare.json"), fs::canonical(dir_) / ".bare.json.journal");
+    record.add(ok_case("a"));
+    record.finish(true);
+  }
+  fs::current_path(before);
+  EXPECT_EQ(ids(load_result(dir_ / "bare.json")), std::vector<std::string>{"a"});
+}
+
 TEST_F(RunRecordTest, AnOutputThatIsADirectoryIsBadInput) {
   fs::create_directory(out_);
   EXPECT_THROW(RunRecord record(out_, header()), InputError);
