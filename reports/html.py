@@ -10,7 +10,7 @@ Sections: header (node type, host, time), context (every field; GPUs as a sub-ta
 --compare, the verdicts (worst first) and the bandwidth floors.
 A run that did not finish (`"complete": false`, or an older file without an end time) gets a
 banner at the top: its cases are the finished ones only.
-Inputs are read by the rules of the C++ reader (result_file.py); the page is written atomically,
+Inputs are read by the rules of the C++ reader (lib/pathbench_result_file.py); the page is written atomically,
 and a directory, FIFO or device at FILE.html is refused, never replaced.
 Exit codes: 0 written, 3 bad input or usage (the message names the file and the JSON pointer),
 1 an unexpected error.

@@ -12,7 +12,7 @@ Writes, for whatever the results contain (a plot without data is skipped with a 
 Only `ok` cases are plotted; skipped and failed cases are counted in each figure's footnote, and
 so are ok cases whose values are beyond ±1e100 (valid, but no axis can hold them). A run that did
 not finish (`"complete": false`) says INCOMPLETE in every title and footnote.
-Inputs are read by the rules of the C++ reader (result_file.py). Outputs are written atomically;
+Inputs are read by the rules of the C++ reader (lib/pathbench_result_file.py). Outputs are written atomically;
 a directory, FIFO or device where a PNG should go is refused, never replaced.
 Prints the files written, one per line, on stdout. Exit codes: 0 done, 3 bad input or usage (the
 message names the file and the JSON pointer), 1 an unexpected error.
@@ -28,16 +28,15 @@ from pathlib import Path
 # (pyparsing, imported by matplotlib, needs html.entities): keep this directory off sys.path.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE / "lib"))  # the shared reader, importable by name
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
-import importlib.util  # noqa: E402
 import io  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
 from collections import Counter, OrderedDict  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from types import ModuleType  # noqa: E402
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeGuard  # noqa: E402
 
 if TYPE_CHECKING:
@@ -49,20 +48,7 @@ if TYPE_CHECKING:
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 
-def _load_sibling(module: str, file: str) -> ModuleType:
-    """A module of the report directory, loaded by its path (the directory is off sys.path); one
-    instance per process, so html.py and this file share result_file's InputError."""
-    if module in sys.modules:
-        return sys.modules[module]
-    spec = importlib.util.spec_from_file_location(module, _HERE / file)
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[module] = loaded  # dataclasses look their module up here
-    spec.loader.exec_module(loaded)
-    return loaded
-
-
-rf = _load_sibling("pathbench_result_file", "result_file.py")
+import pathbench_result_file as rf  # noqa: E402  (reports/lib, put on sys.path above)
 
 
 def _load_matplotlib() -> None:
@@ -135,7 +121,7 @@ VERDICT_RANK: dict[str, int] = {
 # --------------------------------------------------------------------------------------------
 # Input
 
-# A result is read by the rules of the C++ reader (result_file.py); what it accepts, the plots
+# A result is read by the rules of the C++ reader (lib/pathbench_result_file.py); what it accepts, the plots
 # draw or say why they cannot.
 if TYPE_CHECKING:
     from result_file import InputError, Result as LoadedResult

@@ -13,30 +13,18 @@ import sys
 from pathlib import Path
 
 # The report directory holds html.py, which would shadow the standard library's `html` package:
-# keep this directory off sys.path and load the shared module by its path.
+# keep this directory off sys.path; the shared module lives in reports/lib.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE / "lib"))  # the shared reader, importable by name
 
 import argparse  # noqa: E402
-import importlib.util  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
-from types import ModuleType  # noqa: E402
 from typing import Any  # noqa: E402
 
 
-def _load_sibling(module: str, file: str) -> ModuleType:
-    if module in sys.modules:
-        return sys.modules[module]
-    spec = importlib.util.spec_from_file_location(module, _HERE / file)
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[module] = loaded  # dataclasses look their module up here
-    spec.loader.exec_module(loaded)
-    return loaded
-
-
-rf = _load_sibling("pathbench_result_file", "result_file.py")
+import pathbench_result_file as rf  # noqa: E402  (reports/lib, put on sys.path above)
 
 PROG = "table.py"
 

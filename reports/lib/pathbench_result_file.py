@@ -6,8 +6,9 @@ is the reference for what a valid file is: a file it refuses is refused here, wi
 pointer, and a file it accepts is accepted here. The reports never judge a file by their own,
 looser or stricter, idea of the format.
 
-Not a script: the report scripts load it by path (see _load_sibling in each of them), because the
-report directory must stay off sys.path (html.py would shadow the standard library's `html`).
+Not a script: the report scripts put reports/lib on sys.path and import it by name; it lives
+there because the report directory itself must stay off sys.path (html.py would shadow the
+standard library's `html`).
 """
 from __future__ import annotations
 
