@@ -418,6 +418,11 @@ class _Reader:
             self.string_field(f, f"{files_at}/{i}", "sha256")
         self.string_field(v, at, "start_time")
         self.string_field(v, at, "end_time")
+        # The run's identity, as the C++ reader: a number where a name belongs is refused.
+        for key in ("tool_version", "git_sha", "hostname", "node_type", "topology_fingerprint",
+                    "cpu_model"):
+            if key in v:
+                self.string(v[key], f"{at}/{key}")
 
     def case(self, v: Any, at: str) -> None:
         self.object(v, at)

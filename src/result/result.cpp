@@ -342,6 +342,12 @@ class ResultReader {
     }
     r.start_time = string_field(v, at, "start_time");
     r.end_time = string_field(v, at, "end_time");
+    // The identity of the run: compare, baselines and exports key on these, so a number where a
+    // name belongs must be refused here rather than read as "" (another node type) downstream.
+    for (const char* key : {"tool_version", "git_sha", "hostname", "node_type",
+                            "topology_fingerprint", "cpu_model"}) {
+      if (const auto it = v.find(key); it != v.end()) string(*it, at / key);
+    }
     r.context = v;
     for (const char* key : kLiftedContextKeys) r.context.erase(key);
   }

@@ -107,6 +107,12 @@ class FileReader {
     s.file = path_;
     s.pointer = ptr;
     s.name = string_field(j, ptr, "name", true);
+    // The name is printed on progress lines and in JUnit and text reports, one per line.
+    if (std::any_of(s.name.begin(), s.name.end(),
+                    [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; })) {
+      fail(ptr + "/name", "contains a control character (a newline or tab, say): " +
+                              json(s.name).dump());
+    }
     s.description = string_field(j, ptr, "description", false);
     s.family = string_field(j, ptr, "family", true);
     const Family* family = families_.find(s.family);
