@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # Installs what pathbench needs (Debian 12 / Ubuntu 24.04), then configures and builds a preset.
-# Usage: scripts/setup.sh [release|sanitize] [--test-deps]    (called by run.sh, test.sh, fuzz.sh)
+# Usage: scripts/setup.sh [release|sanitize] [--test-deps] [--target NAME]
+#                                                        (called by run.sh, test.sh, fuzz.sh)
 #   sanitize     the ASan+UBSan host-only build with the fuzz harnesses (build/sanitize), with
 #                clang-14, else another clang, else gcc (then without the fuzz harnesses)
 #   --test-deps  also what the test suite drives: Chromium (report screenshots), promtool and
 #                node_exporter (Prometheus export), and a venv with tests/requirements.txt
+#   --target     build only that target (run.sh builds the binary alone, not the test suite)
+# With CI=true (as CI runs), every compiler warning is an error.
 set -euo pipefail
 
 preset=release
 test_deps=0
-for arg in "$@"; do
-  case "$arg" in
-    release|sanitize) preset="$arg" ;;
+targets=()
+usage() { echo "usage: scripts/setup.sh [release|sanitize] [--test-deps] [--target NAME]" >&2; exit 3; }
+while (($#)); do
+  case "$1" in
+    release|sanitize) preset="$1" ;;
     --test-deps) test_deps=1 ;;
-    *) echo "usage: scripts/setup.sh [release|sanitize] [--test-deps]" >&2; exit 3 ;;
+    --target) (($# > 1)) || usage; targets+=(--target "$2"); shift ;;
+    *) usage ;;
   esac
+  shift
 done
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -62,15 +69,15 @@ if ((test_deps)); then
     echo "$want" > "$stamp"
   fi
 fi
-configure=()
+configure=(-DPATHBENCH_WERROR="$([[ "${CI:-}" == true ]] && echo ON || echo OFF)")
 if [[ "$preset" == sanitize ]] && ! command -v clang++-14 >/dev/null; then
   # The preset names clang-14 (Debian 12's); any clang has libFuzzer, gcc only the sanitizers.
   if command -v clang++ >/dev/null && command -v clang >/dev/null; then
-    configure=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+    configure+=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
   else
-    configure=(-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++)
+    configure+=(-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++)
     echo "pathbench setup: no clang found; the sanitizer build uses gcc and builds no fuzz harnesses" >&2
   fi
 fi
 cmake --preset "$preset" "${configure[@]}" >/dev/null
-cmake --build --preset "$preset" -j "$(nproc)"
+cmake --build --preset "$preset" -j "$(nproc)" "${targets[@]}"

@@ -16,6 +16,7 @@
 #include "result/result.hpp"
 #include "scenario/case_filter.hpp"
 #include "scenario/scenario_file.hpp"
+#include "core/text.hpp"
 
 namespace pathbench::cli {
 
@@ -116,7 +117,7 @@ std::vector<std::string> rerun_argv(const Result& result, const std::vector<std:
       had_gpus && d != ctx.end() && d->is_array() && !d->empty()) {
     std::string list;
     for (const auto& g : *d) {
-      if (g.is_number_integer()) list += (list.empty() ? "" : ",") + std::to_string(g.get<int>());
+      if (g.is_number_integer()) list += concat(list.empty() ? "" : ",", std::to_string(g.get<int>()));
     }
     if (!list.empty()) argv.insert(argv.end(), {"--devices", list});
   }

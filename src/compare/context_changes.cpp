@@ -1,4 +1,5 @@
 #include "compare/context_changes.hpp"
+#include "core/text.hpp"
 
 #include <map>
 
@@ -81,7 +82,7 @@ const Field kGpuFields[] = {
 
 std::string gpu_key(const ojson& gpu, std::size_t position) {
   const std::string bus = as_text(at(gpu, "pci_bus_id"));
-  return bus.empty() ? "#" + std::to_string(position) : bus;
+  return bus.empty() ? concat("#", std::to_string(position)) : bus;
 }
 
 }  // namespace
@@ -96,7 +97,7 @@ std::vector<ContextChange> context_changes(const ojson& baseline, const ojson& r
     if (bv == nullptr || rv == nullptr) return;
     if (*bv == *rv) return;
     std::string field = prefix;
-    for (const char* key : f.path) field += (field.empty() ? "" : "/") + std::string(key);
+    for (const char* key : f.path) field += concat(field.empty() ? "" : "/", key);
     changes.push_back({field, label_prefix + f.label, as_text(bv), as_text(rv), ""});
   };
   for (const auto& f : kNodeFields) compare_field(baseline, result, f, "", "");

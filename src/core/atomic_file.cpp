@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace pathbench {
 
@@ -82,7 +83,7 @@ std::string host_name() {
 }
 
 std::string temporary_prefix(const std::filesystem::path& path) {
-  return "." + path.filename().string() + ".tmp-";
+  return concat(".", path.filename().string(), ".tmp-");
 }
 
 const char* kind_of(mode_t mode) {

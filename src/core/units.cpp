@@ -1,4 +1,5 @@
 #include "core/units.hpp"
+#include "core/text.hpp"
 
 #include <array>
 #include <chrono>
@@ -104,7 +105,7 @@ std::string format_bytes(std::uint64_t bytes) {
 std::string format_seconds(double seconds) {
   if (!std::isfinite(seconds)) return non_finite(seconds) + " s";
   if (seconds == 0) return "0 s";
-  if (seconds < 0) return "-" + format_seconds(-seconds);
+  if (seconds < 0) return concat("-", format_seconds(-seconds));
   const ThreeDigits r = round_three(seconds);
   if (r.exponent >= 3) return format_number(seconds) + " s";
   if (r.exponent >= 0) return place_digits(r, 0) + " s";

@@ -1,4 +1,5 @@
 #include "inventory/cpulist.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -31,7 +32,7 @@ int parse_id(std::string_view number, std::string_view whole) {
   auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
   if (number.empty() || ec == std::errc::invalid_argument || end != number.data() + number.size() ||
       value < 0) {
-    reject("CPU list", whole, "\"" + std::string(number) + "\" is not a non-negative integer");
+    reject("CPU list", whole, concat("\"", number, "\" is not a non-negative integer"));
   }
   if (ec == std::errc::result_out_of_range || value > kMaxId) {
     reject("CPU list", whole, "\"" + std::string(number) + "\" is out of range");
@@ -127,7 +128,7 @@ std::vector<int> parse_cpu_mask(std::string_view text) {
     std::uint32_t bits = 0;
     auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), bits, 16);
     if (ec != std::errc{} || end != word.data() + word.size()) {
-      reject("CPU mask", whole, "\"" + std::string(word) + "\" is not hexadecimal");
+      reject("CPU mask", whole, concat("\"", word, "\" is not hexadecimal"));
     }
     for (int bit = 0; bit < 32; ++bit) {
       if (bits & (std::uint32_t{1} << bit)) ids.push_back(static_cast<int>(w) * 32 + bit);

@@ -1,4 +1,5 @@
 #include "measure/progress.hpp"
+#include "core/text.hpp"
 
 #include <unistd.h>
 
@@ -47,7 +48,7 @@ void Progress::redraw() {
   if (!interactive_) return;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string line = "[" + std::to_string(index_ + 1) + "/" + std::to_string(total_) + "] " + id_;
+  std::string line = concat("[", std::to_string(index_ + 1), "/", std::to_string(total_), "] ", id_);
   if (rep_total_ > 0) {
     line += "  rep " + std::to_string(rep_done_) + "/" + std::to_string(rep_total_);
   }

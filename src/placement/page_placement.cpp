@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace pathbench {
 
@@ -22,7 +23,7 @@ double PagePlacement::fraction_on(int node) const {
 
 std::string PagePlacement::describe() const {
   if (pages_sampled == 0) return "no pages sampled";
-  const std::string of = "/" + std::to_string(pages_sampled);
+  const std::string of = concat("/", std::to_string(pages_sampled));
   std::string text;
   const auto append = [&](const std::string& part) {
     if (!text.empty()) text += ", ";

@@ -16,6 +16,7 @@
 #include "core/errors.hpp"
 #include "core/json_reader.hpp"
 #include "core/units.hpp"
+#include "core/text.hpp"
 
 namespace pathbench {
 
@@ -76,7 +77,7 @@ fs::path journal_path(const fs::path& result_path) {
   std::error_code ec;
   fs::path target = fs::weakly_canonical(fs::absolute(result_path, ec), ec);
   if (ec) target = fs::absolute(result_path);
-  return target.parent_path() / ("." + target.filename().string() + ".journal");
+  return target.parent_path() / concat(".", target.filename().string(), ".journal");
 }
 
 RunRecord::RunRecord(fs::path out, Result header)

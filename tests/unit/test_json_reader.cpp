@@ -17,6 +17,7 @@
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
 #include "result/result.hpp"
+#include "core/text.hpp"
 
 namespace pathbench {
 namespace {
@@ -315,7 +316,7 @@ Result synthetic_result(std::size_t n) {
   r.end_time = "2026-12-01T00:01:00Z";
   for (std::size_t i = 0; i < n; ++i) {
     CaseResult c;
-    c.id = "host_memory/measure=memcpy/bytes=4096/index=" + std::to_string(i);
+    c.id = concat("host_memory/measure=memcpy/bytes=4096/index=", std::to_string(i));
     c.scenario = "s";
     c.family = "host_memory";
     c.params = ojson{{"measure", "memcpy"}, {"bytes", 4096}, {"index", i}};
