@@ -1,218 +1,92 @@
-// The `copy` family: H2D / D2H / D2D bandwidth and latency, and the cost of pinning memory.
-#include <sched.h>
-
-#include <algorithm>
+// The `copy` family on one GPU: H2D / D2H / D2D copies of a block, a latency loop, and the cost of
+// pinning or registering host memory.
 #include <cstring>
 #include <optional>
 
-#include "bench/copy_family.hpp"
-#include "bench/copy_host.hpp"
-#include "core/errors.hpp"
+#include "bench/copy.hpp"
+#include "core/host_clock.hpp"
 #include "core/units.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/device_pattern.hpp"
-#include "cuda/gpu_block_timer.hpp"
-#include "cuda/memory_type.hpp"
-#include "measure/host_clock.hpp"
+#include "measure/block_bench.hpp"
+#include "measure/latched_clock.hpp"
 #include "measure/pattern.hpp"
-#include "placement/host_buffer.hpp"
+#include "measure/placed_host_memory.hpp"
 #include "placement/memory_policy.hpp"
-#include "placement/page_placement.hpp"
-#include "placement/smaps.hpp"
-#include "placement/thread_affinity.hpp"
+#include "placement/thread_placement.hpp"
 
 namespace pathbench {
 
 namespace {
 
 constexpr std::uint64_t kSeed = 0x70617468u;  // "path"
-// A latched block must be enqueued while the latch holds the stream; a few hundred copies stay
-// well inside the driver's queue, so enqueueing never blocks.
-constexpr std::uint64_t kMaxLatchedOps = 256;
-constexpr std::uint64_t kMaxHostOps = 20000;
-constexpr double kMinPlacedFraction = 0.99;
-constexpr double kMinHugeFraction = 0.9;
 
-using Direction = CopyRequest::Direction;
-using HostKind = CopyRequest::HostKind;
-using Measure = CopyRequest::Measure;
+HostMemoryKind kind_of(const CopyRequest& r) {
+  if (r.pinned()) return HostMemoryKind::kPinned;
+  return r.pageable() ? HostMemoryKind::kPageable : HostMemoryKind::kRegistered;
+}
 
-// Where the case's host memory and thread live, decided from the GPU's NUMA node.
-struct HostPlacement {
-  int node = 0;
-  std::vector<int> cpus;
+std::unique_ptr<OperationClock> clock_for(const CopyRequest& r, const Stream& stream) {
+  // Pageable copies are staged by the driver through the calling thread: the host clock.
+  if (r.pageable()) {
+    return std::make_unique<HostClock>([&stream] { stream.synchronize(); },
+                                       "pageable copies are staged synchronously by the driver");
+  }
+  return std::make_unique<LatchedClock>(stream.get());
+}
+
+BlockShape shape_of(const CopyRequest& r) {
+  BlockShape s;
+  // A latched block must be enqueued while the latch holds the stream; a few hundred copies stay
+  // well inside the driver's queue, so enqueueing never blocks.
+  s.max_ops = r.pageable() ? 20000 : 256;
+  s.latency = r.measure == CopyMeasure::kLatency;
+  s.bytes_per_op = r.bytes;
+  s.verified = "destination matched the pattern";
+  return s;
+}
+
+// Host memory and the measuring thread of a case, on the GPU's node (or a remote one).
+struct HostSide {
+  HostSide(const CopyRequest& r, const Machine& machine, int device)
+      : node(host_node_for(machine, device, r.remote)), thread(machine, node) {}
+  int node;
+  ThreadPlacement thread;
 };
 
-HostPlacement host_placement(const CopyRequest& r, const Machine& machine, int device) {
-  const auto local = machine.gpu_local_node(device);
-  const auto remote = machine.gpu_remote_node(device);
-  if (!local || (r.remote && !remote)) {
-    throw SkipCase("the GPU's local or a remote NUMA node is not available on this machine");
-  }
-  HostPlacement p;
-  p.node = r.remote ? *remote : *local;
-  if (const auto* cpus = machine.cpus_of_node(p.node)) p.cpus = *cpus;
-  return p;
-}
-
-}  // namespace
-
-void allocate_copy_host_memory(CopyHostMemory& memory, const CopyRequest& r, int node) {
-  if (r.host_kind == HostKind::kNone) return;
-  if (r.host_kind == HostKind::kPinned) {
-    MemoryPolicyScope policy(node);
-    memory.pinned = PinnedHostMemory(r.bytes);
-    memory.ptr = memory.pinned.get();
-    return;
-  }
-  const auto page = page_type_from_string(r.page);
-  memory.buffer.emplace(HostBufferRequest{r.bytes, page.value_or(PageType::k4K), node});
-  memory.buffer->touch();
-  memory.ptr = memory.buffer->data();
-  if (r.host_kind == HostKind::kRegistered) {
-    memory.registration = HostRegistration(memory.ptr, r.bytes);
-  }
-}
-
-Check host_memory_kind_check(const void* ptr, cudaMemoryType expected) {
-  cudaPointerAttributes attr{};
-  PB_CUDA(cudaPointerGetAttributes(&attr, ptr));
-  return Check{"host_memory_kind", attr.type == expected,
-               "CUDA reports the host buffer as " + memory_type_name(attr.type) + ", expected " +
-                   memory_type_name(expected),
-               memory_type_name(attr.type)};
-}
-
-std::vector<Check> host_buffer_checks(const CopyRequest& r, const std::byte* ptr, int node) {
-  std::vector<Check> checks;
-  const PagePlacement where = query_page_placement(ptr, r.bytes);
-  const double on_node = where.fraction_on(node);
-  if (r.host_kind == HostKind::kPinned && where.pages_error == where.pages_sampled) {
-    // Driver-allocated pinned pages are not visible to move_pages; say so rather than guess.
-    checks.push_back({"host_placement", true,
-                      "move_pages cannot see cudaMallocHost pages (" + where.describe() +
-                          "); allocated under MPOL_BIND to node " + std::to_string(node),
-                      nullptr});
-  } else {
-    checks.push_back({"host_placement", on_node >= kMinPlacedFraction,
-                      where.describe() + " (wanted node " + std::to_string(node) + ")", on_node});
-  }
-
-  if (!r.page.empty()) {
-    const auto backing = query_huge_backing(ptr, r.bytes);
-    if (!backing) {
-      checks.push_back({"huge_backing", false, "the buffer is not in /proc/self/smaps", nullptr});
-    } else if (r.page == "4k") {
-      checks.push_back({"huge_backing", backing->huge_kb == 0,
-                        backing->describe() + " (wanted 4 KiB pages only)", backing->fraction()});
-    } else {
-      checks.push_back({"huge_backing", backing->fraction() >= kMinHugeFraction,
-                        backing->describe() + " (wanted huge pages)", backing->fraction()});
-    }
-  }
-  return checks;
-}
-
-namespace {
-
-class CopyBench final : public CaseBench {
+class CopyBench final : public BlockBench {
  public:
-  CopyBench(const CaseSpec& spec, const Machine& machine, int device)
-      : request_(decode_copy_request(spec)), device_(device) {
-    PB_CUDA(cudaSetDevice(device));
-    if (request_.host_kind != HostKind::kNone) {
-      placement_ = host_placement(request_, machine, device);
-      if (!placement_->cpus.empty()) affinity_.emplace(placement_->cpus);
+  CopyBench(const CopyRequest& r, const Machine& machine, int device)
+      : BlockBench(shape_of(r)), r_(r), device_(set_device(device)) {
+    use_clock(clock_for(r, stream_));
+    if (r.host) {
+      host_side_.emplace(r, machine, device);
+      host_ = PlacedHostMemory({kind_of(r), r.bytes, r.page(), host_side_->node});
+      checks_ = host_.checks();
+      checks_.push_back(host_side_->thread.check());
     }
-    stream_.emplace();
-    if (request_.measure == Measure::kAllocCost) return;  // each sample allocates its own
-    timer_.emplace();
-    checker_.emplace();
-    allocate_host();
-    allocate_device();
-    fill_sources();
-    record_placement_checks();
-  }
-
-  TimingMethod timing_method() const override {
-    return latched() && !(timer_ && timer_->host_timed()) ? TimingMethod::kCudaEventsLatched
-                                                          : TimingMethod::kHostSteadyClock;
-  }
-
-  std::vector<MetricSpec> metrics() const override { return copy_metrics(request_); }
-
-  void warm_up(double min_time) override {
-    if (request_.measure == Measure::kAllocCost) {
-      alloc_sample();  // the first pin of a process pays for driver set-up; not counted
-      return;
-    }
-    ops_ = 1;
-    clear_destination();
-    timed_copies(1);  // first touch of the copy path: not counted
-    constexpr std::uint64_t kProbeOps = 4;
-    const double per_op = timed_copies(kProbeOps) / kProbeOps;
-    const double budget = request_.measure == Measure::kLatency ? min_time / 2 : min_time;
-    ops_ = operations_for(budget, per_op, latched() ? kMaxLatchedOps : kMaxHostOps);
-    if (request_.measure == Measure::kLatency) {
-      const double rt = round_trip(4) / 4;
-      round_trip_ops_ = operations_for(min_time / 2, rt, kMaxHostOps);
+    a_ = DeviceMemory(r.bytes);
+    if (r.direction == CopyDirection::kD2D) b_ = DeviceMemory(r.bytes);
+    if (r.direction == CopyDirection::kH2D) {
+      fill_pattern({host_.data(), r.bytes}, kSeed);
+    } else {
+      fill_pattern_on_device(a_.get(), r.bytes, kSeed, stream_.get());
+      stream_.synchronize();
     }
   }
 
-  Sample measure() override {
-    if (request_.measure == Measure::kAllocCost) {
-      const double seconds = alloc_sample();
-      return {seconds, {seconds / (static_cast<double>(request_.bytes) / kGiB)}};
-    }
-    clear_destination();
-    const double seconds = timed_copies(ops_);
-    const double per_copy = seconds / static_cast<double>(ops_);
-    if (request_.measure == Measure::kLatency) {
-      return {seconds, {per_copy, round_trip(round_trip_ops_) / round_trip_ops_}};
-    }
-    return {seconds, {static_cast<double>(request_.bytes) * ops_ / seconds / kGB, per_copy}};
-  }
-
-  void verify() override {
-    if (request_.measure == Measure::kAllocCost) return;
-    const std::string what = "copy destination after the timed block";
-    switch (request_.direction) {
-      case Direction::kH2D:
-        checker_->verify(device_a_.get(), request_.bytes, kSeed, stream_->get(), what);
-        break;
-      case Direction::kD2H:
-        verify_pattern({host_ptr_, request_.bytes}, kSeed, what);
-        break;
-      case Direction::kD2D:
-        checker_->verify(device_b_.get(), request_.bytes, kSeed, stream_->get(), what);
-        break;
-    }
-    copies_verified_ = true;
-  }
-
-  std::vector<Check> checks() const override {
-    std::vector<Check> all = checks_;
-    if (request_.measure != Measure::kAllocCost) {
-      all.push_back({"copy_pattern", copies_verified_,
-                     copies_verified_ ? "destination matched the pattern after every sample"
-                                      : "no sample was verified",
-                     nullptr});
-    }
-    return all;
-  }
+  std::vector<MetricSpec> metrics() const override { return copy_metrics(r_); }
 
   // The driver's view of the copies: which memory kind it saw on the host side, and how many
   // copies one sample issued.
   std::vector<Check> timeline_checks(const Timeline&, const TimelineAnalysis& a) const override {
-    if (request_.measure == Measure::kAllocCost) return {};
     std::vector<Check> out;
-    std::size_t copies = 0;
-    std::size_t as_requested = 0;
-    const char* wanted = pageable() ? "pageable" : "pinned";
-    for (const auto& [kind, n] : a.copies_by_source_kind) copies += n;
-    if (request_.direction == Direction::kH2D) {
+    const char* wanted = r_.pageable() ? "pageable" : "pinned";
+    if (r_.direction == CopyDirection::kH2D) {
+      std::size_t copies = 0;
+      for (const auto& [kind, n] : a.copies_by_source_kind) copies += n;
       const auto it = a.copies_by_source_kind.find(wanted);
-      as_requested = it == a.copies_by_source_kind.end() ? 0 : it->second;
+      const std::size_t as_requested = it == a.copies_by_source_kind.end() ? 0 : it->second;
       out.push_back({"timeline_memory_kind", copies > 0 && as_requested == copies,
                      std::to_string(as_requested) + " of " + std::to_string(copies) +
                          " copies on the timeline read " + wanted + " host memory",
@@ -220,9 +94,8 @@ class CopyBench final : public CaseBench {
     }
     // Pageable copies may be split into several records by the driver's staging; pinned and
     // device copies are one record each.
-    const std::uint64_t expected =
-        request_.measure == Measure::kLatency ? ops_ + round_trip_ops_ : ops_;
-    const bool count_ok = pageable() ? a.copies >= expected : a.copies == expected;
+    const std::uint64_t expected = ops() + (shape().latency ? round_trip_ops() : 0);
+    const bool count_ok = r_.pageable() ? a.copies >= expected : a.copies == expected;
     out.push_back({"timeline_copies", count_ok,
                    std::to_string(a.copies) + " copy records for " + std::to_string(expected) +
                        " copies issued in one sample",
@@ -230,164 +103,124 @@ class CopyBench final : public CaseBench {
     return out;
   }
 
-  std::uint64_t operations_per_sample() const override {
-    return request_.measure == Measure::kAllocCost ? 1 : ops_;
+ private:
+  static int set_device(int device) {
+    PB_CUDA(cudaSetDevice(device));
+    return device;
   }
-  std::uint64_t bytes_per_sample() const override {
-    return request_.bytes * operations_per_sample();
+
+  void enqueue(std::uint64_t ops) override {
+    const cudaStream_t s = stream_.get();
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      switch (*r_.direction) {
+        case CopyDirection::kH2D:
+          PB_CUDA(cudaMemcpyAsync(a_.get(), host_.data(), r_.bytes, cudaMemcpyHostToDevice, s));
+          break;
+        case CopyDirection::kD2H:
+          PB_CUDA(cudaMemcpyAsync(host_.data(), a_.get(), r_.bytes, cudaMemcpyDeviceToHost, s));
+          break;
+        case CopyDirection::kD2D:
+          PB_CUDA(cudaMemcpyAsync(b_.get(), a_.get(), r_.bytes, cudaMemcpyDeviceToDevice, s));
+          break;
+      }
+    }
+  }
+
+  void complete() override { stream_.synchronize(); }
+
+  void before_sample() override {
+    if (r_.direction == CopyDirection::kD2H) {
+      std::memset(host_.data(), 0, r_.bytes);
+    } else {
+      const auto* dst = r_.direction == CopyDirection::kH2D ? &a_ : &b_;
+      PB_CUDA(cudaMemsetAsync(dst->get(), 0, r_.bytes, stream_.get()));
+    }
+    stream_.synchronize();
+  }
+
+  void check_destination() override {
+    const std::string what = "copy destination after the timed block";
+    if (r_.direction == CopyDirection::kD2H) {
+      verify_pattern({host_.data(), r_.bytes}, kSeed, what);
+    } else {
+      const auto& dst = r_.direction == CopyDirection::kH2D ? a_ : b_;
+      checker_.verify(dst.get(), r_.bytes, kSeed, stream_.get(), what);
+    }
+  }
+
+  std::vector<double> values(const BlockTimes& t) const override {
+    const double seconds = t.slowest();
+    const double per_copy = seconds / static_cast<double>(t.ops);
+    if (shape().latency) return {per_copy, t.round_trip};
+    return {static_cast<double>(r_.bytes) * static_cast<double>(t.ops) / seconds / kGB, per_copy};
+  }
+
+  CopyRequest r_;
+  int device_;  // current before anything of the case is created
+  Stream stream_;
+  std::optional<HostSide> host_side_;  // first in, last out: restores the thread
+  PlacedHostMemory host_;
+  DevicePatternChecker checker_;
+  DeviceMemory a_, b_;
+};
+
+// alloc_cost: each sample pins (cudaMallocHost) or registers (cudaHostRegister) a fresh buffer.
+class PinCostBench final : public CaseBench {
+ public:
+  PinCostBench(const CopyRequest& r, const Machine& machine, int device)
+      : r_(r), host_side_(r, machine, device) {
+    PB_CUDA(cudaSetDevice(device));
+  }
+
+  TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
+  std::vector<MetricSpec> metrics() const override { return copy_metrics(r_); }
+  // The first pin of a process pays for driver set-up; not counted.
+  void warm_up(double) override { sample(); }
+  Sample measure() override {
+    const double seconds = sample();
+    return {seconds, {seconds / (static_cast<double>(r_.bytes) / kGiB)}};
+  }
+  void verify() override {}
+  std::vector<Check> checks() const override {
+    std::vector<Check> all{kind_};
+    all.push_back(host_side_.thread.check());
+    return all;
+  }
+  std::uint64_t operations_per_sample() const override { return 1; }
+  std::uint64_t bytes_per_sample() const override { return r_.bytes; }
+  std::string timing_detail() const override {
+    return "host steady clock around each cudaMallocHost or cudaHostRegister of a fresh buffer";
   }
 
  private:
-  bool pageable() const { return request_.host_kind == HostKind::kPageable; }
-  bool latched() const { return request_.measure != Measure::kAllocCost && !pageable(); }
-
-  void allocate_host() {
-    if (request_.host_kind == HostKind::kNone) return;
-    allocate_copy_host_memory(host_, request_, placement_->node);
-    host_ptr_ = host_.ptr;
-  }
-
-  void allocate_device() {
-    device_a_ = DeviceMemory(request_.bytes);
-    if (request_.direction == Direction::kD2D) device_b_ = DeviceMemory(request_.bytes);
-  }
-
-  void fill_sources() {
-    if (request_.direction == Direction::kH2D) {
-      fill_pattern({host_ptr_, request_.bytes}, kSeed);
-    } else {
-      fill_pattern_on_device(device_a_.get(), request_.bytes, kSeed, stream_->get());
-      stream_->synchronize();
-    }
-  }
-
-  void clear_destination() {
-    switch (request_.direction) {
-      case Direction::kH2D:
-        PB_CUDA(cudaMemsetAsync(device_a_.get(), 0, request_.bytes, stream_->get()));
-        break;
-      case Direction::kD2H:
-        std::memset(host_ptr_, 0, request_.bytes);
-        break;
-      case Direction::kD2D:
-        PB_CUDA(cudaMemsetAsync(device_b_.get(), 0, request_.bytes, stream_->get()));
-        break;
-    }
-    stream_->synchronize();
-  }
-
-  void enqueue_copy() const {
-    const cudaStream_t s = stream_->get();
-    switch (request_.direction) {
-      case Direction::kH2D:
-        PB_CUDA(
-            cudaMemcpyAsync(device_a_.get(), host_ptr_, request_.bytes, cudaMemcpyHostToDevice, s));
-        break;
-      case Direction::kD2H:
-        PB_CUDA(
-            cudaMemcpyAsync(host_ptr_, device_a_.get(), request_.bytes, cudaMemcpyDeviceToHost, s));
-        break;
-      case Direction::kD2D:
-        PB_CUDA(cudaMemcpyAsync(device_b_.get(), device_a_.get(), request_.bytes,
-                                cudaMemcpyDeviceToDevice, s));
-        break;
-    }
-  }
-
-  // Seconds for `ops` copies: CUDA events around a latched block, or, for pageable memory whose
-  // copies the driver stages synchronously through the calling thread, the host's steady clock
-  // around the calls and the final stream synchronisation.
-  double timed_copies(std::uint64_t ops) {
-    if (latched()) {
-      return timer_->time_block(stream_->get(), [&] {
-        for (std::uint64_t i = 0; i < ops; ++i) enqueue_copy();
-      });
-    }
-    return time_on_host([&] {
-      for (std::uint64_t i = 0; i < ops; ++i) enqueue_copy();
-      stream_->synchronize();
-    });
-  }
-
-  // Host-observed time from issuing a copy to seeing it complete, over `ops` round trips.
-  double round_trip(std::uint64_t ops) {
-    return time_on_host([&] {
-      for (std::uint64_t i = 0; i < ops; ++i) {
-        enqueue_copy();
-        stream_->synchronize();
-      }
-    });
-  }
-
-  double alloc_sample() {
-    const std::size_t bytes = request_.bytes;
-    if (request_.host_kind == HostKind::kPinned) {
-      MemoryPolicyScope policy(placement_->node);
+  double sample() {
+    if (r_.pinned()) {
+      MemoryPolicyScope policy(host_side_.node);
       PinnedHostMemory memory;
-      const double seconds = time_on_host([&] { memory = PinnedHostMemory(bytes); });
-      record_memory_kind(memory.get(), cudaMemoryTypeHost);
+      const double seconds = time_on_host([&] { memory = PinnedHostMemory(r_.bytes); });
+      kind_ = host_memory_kind_check(memory.get(), cudaMemoryTypeHost, "host buffer");
       return seconds;  // freed outside the timed region
     }
-    const auto page = page_type_from_string(request_.page).value_or(PageType::k4K);
-    HostBuffer buffer(HostBufferRequest{bytes, page, placement_->node});
+    HostBuffer buffer(HostBufferRequest{r_.bytes, *r_.page(), host_side_.node});
     buffer.touch();
     HostRegistration registration;
     const double seconds =
-        time_on_host([&] { registration = HostRegistration(buffer.data(), bytes); });
-    record_memory_kind(buffer.data(), cudaMemoryTypeHost);
+        time_on_host([&] { registration = HostRegistration(buffer.data(), r_.bytes); });
+    kind_ = host_memory_kind_check(buffer.data(), cudaMemoryTypeHost, "host buffer");
     return seconds;
   }
 
-  void record_memory_kind(const void* ptr, cudaMemoryType expected) {
-    std::erase_if(checks_, [](const Check& x) { return x.name == "host_memory_kind"; });
-    checks_.push_back(host_memory_kind_check(ptr, expected));
-  }
-
-  void record_placement_checks() {
-    if (request_.host_kind == HostKind::kNone) return;
-    record_memory_kind(host_ptr_, pageable() ? cudaMemoryTypeUnregistered : cudaMemoryTypeHost);
-    for (auto& c : host_buffer_checks(request_, host_ptr_, placement_->node)) {
-      checks_.push_back(std::move(c));
-    }
-
-    if (!placement_->cpus.empty()) {
-      const int cpu = sched_getcpu();
-      const bool on_node = std::find(placement_->cpus.begin(), placement_->cpus.end(), cpu) !=
-                           placement_->cpus.end();
-      checks_.push_back({"thread_placement", on_node,
-                         "measuring thread runs on CPU " + std::to_string(cpu) + " (node " +
-                             std::to_string(placement_->node) + ")",
-                         cpu});
-    }
-  }
-
-  CopyRequest request_;
-  int device_;
-  std::optional<HostPlacement> placement_;
-  std::optional<ThreadAffinityScope> affinity_;  // first in, last out: restores the thread
-  std::optional<Stream> stream_;
-  std::optional<GpuBlockTimer> timer_;
-  std::optional<DevicePatternChecker> checker_;
-  CopyHostMemory host_;
-  std::byte* host_ptr_ = nullptr;
-  DeviceMemory device_a_, device_b_;
-  std::uint64_t ops_ = 1;
-  std::uint64_t round_trip_ops_ = 1;
-  bool copies_verified_ = false;
-  std::vector<Check> checks_;
-};
-
-class CopyFamily final : public CopyFamilyBase {
- public:
-  std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
-                                     int device) const override {
-    if (decode_copy_request(spec).all_gpus) return make_copy_all_gpus_bench(spec, machine);
-    return std::make_unique<CopyBench>(spec, machine, device);
-  }
+  CopyRequest r_;
+  HostSide host_side_;
+  Check kind_{"host_memory_kind", false, "no buffer was pinned", nullptr};
 };
 
 }  // namespace
 
-std::unique_ptr<Family> make_copy_family() { return std::make_unique<CopyFamily>(); }
+std::unique_ptr<CaseBench> make_copy_bench(const CopyRequest& r, const Machine& machine,
+                                           int device) {
+  if (r.measure == CopyMeasure::kAllocCost) return std::make_unique<PinCostBench>(r, machine, device);
+  return std::make_unique<CopyBench>(r, machine, device);
+}
 
 }  // namespace pathbench

@@ -1,7 +1,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "bench/copy_family.hpp"
+#include "bench/families.hpp"
+#include "bench/copy.hpp"
 #include "bench/fault_injection.hpp"
 #include "bench/host_memory.hpp"
 #include "bench/overlap_family.hpp"

@@ -78,13 +78,9 @@ class FaultInjectionFamily : public Family {
     return axes;
   }
   std::vector<std::string> required_axes() const override { return {"fault"}; }
-  std::optional<std::string> invalid_combination(const CaseSpec&) const override {
-    return std::nullopt;
-  }
   MemoryNeeds memory_needs(const CaseSpec&) const override { return {}; }
-  std::optional<std::string> skip_reason(const CaseSpec&, const Machine& machine,
-                                         int device) const override {
-    return machine.gpu_unavailable_reason(device);
+  Requirements requirements(const CaseSpec&) const override {
+    return std::move(Requirements().gpu());
   }
   std::optional<std::vector<std::string>> metric_names(const CaseSpec&) const override {
     return std::vector<std::string>{"kernel_round_trip"};

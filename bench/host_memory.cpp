@@ -21,7 +21,8 @@
 
 #include "core/errors.hpp"
 #include "core/units.hpp"
-#include "measure/host_clock.hpp"
+#include "inventory/requirements.hpp"
+#include "core/host_clock.hpp"
 #include "measure/pattern.hpp"
 #include "placement/host_buffer.hpp"
 #include "placement/page_placement.hpp"
@@ -125,10 +126,6 @@ std::string join(const std::vector<int>& values) {
   return text.empty() ? "none" : text;
 }
 
-std::string memlock_fix() {
-  return "raise the limit with `ulimit -l unlimited` (or `memlock` in /etc/security/limits.conf, "
-         "LimitMEMLOCK=infinity for a systemd unit, --ulimit memlock=-1 for a container)";
-}
 
 // "4k", "2m", "1g": the page unit a per-page metric counts in, spelled into its name.
 std::string page_label(std::uint64_t bytes) {
@@ -568,55 +565,17 @@ class HostMemoryFamily final : public Family {
     return {static_cast<std::uint64_t>(buffers_of(p)) * mapped_bytes(p, 2u << 20), 0};
   }
 
-  std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
-                                         int /*device*/) const override {
+  Requirements requirements(const CaseSpec& spec) const override {
     const Params p = parse(spec);
-    const auto exists = [&](int node) {
-      return std::find(machine.numa_nodes.begin(), machine.numa_nodes.end(), node) !=
-             machine.numa_nodes.end();
-    };
-    for (const auto& node : {p.cpu_node, p.mem_node}) {
-      if (node && !exists(*node)) {
-        return "NUMA node " + std::to_string(*node) +
-               " does not exist on this machine (nodes: " + join(machine.numa_nodes) + ")";
-      }
-    }
-    if (p.cpu_node) {
-      const auto* cpus = machine.cpus_of_node(*p.cpu_node);
-      if (cpus == nullptr || cpus->empty()) {
-        return "NUMA node " + std::to_string(*p.cpu_node) +
-               " has no CPUs this process may run on (check the cpuset)";
-      }
-    }
-    if (p.page == PageType::kThp && machine.thp_enabled == "never") {
-      return std::string(
-          "transparent huge pages are disabled (/sys/kernel/mm/transparent_hugepage/enabled is "
-          "'never'); enable them with `echo madvise | sudo tee "
-          "/sys/kernel/mm/transparent_hugepage/enabled`");
-    }
+    Requirements needs;
+    if (p.cpu_node) needs.numa_node(*p.cpu_node, true);
+    if (p.mem_node) needs.numa_node(*p.mem_node);
+    if (p.page == PageType::kThp) needs.transparent_huge_pages();
     if (p.page == PageType::kHugetlb) {
-      const std::uint64_t page_bytes =
-          machine.hugetlb_page_bytes > 0 ? machine.hugetlb_page_bytes : (2u << 20);
-      const std::uint64_t need =
-          static_cast<std::uint64_t>(buffers_of(p)) * (mapped_bytes(p, page_bytes) / page_bytes);
-      if (machine.hugetlb_free_pages < need) {
-        const std::uint64_t more = need - machine.hugetlb_free_pages;
-        return "not enough free hugetlb pages: need " + std::to_string(need) + " × " +
-               format_bytes(page_bytes) +
-               ", HugePages_Free=" + std::to_string(machine.hugetlb_free_pages) + "; reserve " +
-               std::to_string(more) + " more with `echo $(( $(cat /proc/sys/vm/nr_hugepages) + " +
-               std::to_string(more) + " )) | sudo tee /proc/sys/vm/nr_hugepages`";
-      }
+      needs.hugetlb_pages(p.bytes, static_cast<std::uint64_t>(buffers_of(p)));
     }
-    if (p.measure == Measure::kMlock && machine.memlock_limit_bytes != kUnlimited) {
-      const std::uint64_t need =
-          mapped_bytes(p, machine.hugetlb_page_bytes > 0 ? machine.hugetlb_page_bytes : (2u << 20));
-      if (machine.memlock_limit_bytes < need && !process_has_ipc_lock()) {
-        return "mlock of " + format_bytes(need) + " exceeds RLIMIT_MEMLOCK (" +
-               format_bytes(machine.memlock_limit_bytes) + "); " + memlock_fix();
-      }
-    }
-    return std::nullopt;
+    if (p.measure == Measure::kMlock) needs.memlock(mapped_bytes(p, 2u << 20));
+    return needs;
   }
 
   // The page size is the machine's (base page, THP or hugetlb size): "<page>" stands for it.
@@ -640,18 +599,6 @@ class HostMemoryFamily final : public Family {
 
 std::unique_ptr<Family> make_host_memory_family() { return std::make_unique<HostMemoryFamily>(); }
 
-bool process_has_ipc_lock() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("CapEff:", 0) != 0) continue;
-    std::uint64_t caps = 0;
-    std::istringstream(line.substr(7)) >> std::hex >> caps;
-    constexpr int kCapIpcLock = 14;  // linux/capability.h
-    return (caps >> kCapIpcLock) & 1U;
-  }
-  return false;
-}
 
 std::span<std::byte> host_memory_destination_for_testing(CaseBench& bench) {
   auto* memcpy_bench = dynamic_cast<MemcpyBench*>(&bench);

@@ -13,9 +13,6 @@ namespace pathbench {
 // (/proc/self/smaps) verified after every sample. Needs no GPU.
 std::unique_ptr<Family> make_host_memory_family();
 
-// Whether this process may lock memory beyond RLIMIT_MEMLOCK (CAP_IPC_LOCK in its effective set).
-bool process_has_ipc_lock();
-
 // Test hook: the destination buffer of a prepared host_memory memcpy case, so a test can corrupt
 // it between measure() and verify() and see verify() fail. Throws std::invalid_argument for any
 // other CaseBench.

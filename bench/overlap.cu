@@ -10,7 +10,7 @@
 #include "cuda/device_pattern.hpp"
 #include "cuda/gpu_block_timer.hpp"
 #include "cuda/kernel_loading.hpp"
-#include "measure/host_clock.hpp"
+#include "core/host_clock.hpp"
 #include "measure/pattern.hpp"
 #include "placement/host_buffer.hpp"
 #include "timeline/cupti_timeline.hpp"

@@ -49,10 +49,8 @@ MemoryNeeds OverlapFamilyBase::memory_needs(const CaseSpec& spec) const {
   return {2 * bytes, 2 * bytes};
 }
 
-std::optional<std::string> OverlapFamilyBase::skip_reason(const CaseSpec&, const Machine& machine,
-                                                          int device) const {
-  if (auto why = machine.gpu_unavailable_reason(device)) return why;
-  return std::nullopt;
+Requirements OverlapFamilyBase::requirements(const CaseSpec&) const {
+  return std::move(Requirements().gpu());
 }
 
 }  // namespace pathbench

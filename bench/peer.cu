@@ -44,7 +44,7 @@
 #include "cuda/gpu_block_timer.hpp"
 #include "cuda/memory_type.hpp"
 #include "inventory/topology.hpp"
-#include "measure/host_clock.hpp"
+#include "core/host_clock.hpp"
 #include "placement/memory_policy.hpp"
 
 namespace pathbench {

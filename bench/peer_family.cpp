@@ -21,16 +21,6 @@ std::vector<int> gpu_indexes(const Machine& machine) {
   return out;
 }
 
-// "1 (GPU 0: NVIDIA H200)", "none"
-std::string describe_gpus(const Machine& machine) {
-  if (machine.gpus.empty()) return "none";
-  std::string list;
-  for (const auto& g : machine.gpus) {
-    list += (list.empty() ? "" : ", ") + std::string("GPU ") + std::to_string(g.index) +
-            (g.name.empty() ? "" : ": " + g.name);
-  }
-  return std::to_string(machine.gpus.size()) + " (" + list + ")";
-}
 
 }  // namespace
 
@@ -109,22 +99,7 @@ std::string peer_link_param(const PeerRequest& r, const Machine& machine) {
 }
 
 std::optional<std::string> two_gpu_reason(const Machine& machine) {
-  if (!machine.has_gpu()) {
-    return "needs two GPUs; this machine has none usable (" +
-           (machine.cuda_unavailable_reason.empty() ? std::string("no CUDA device")
-                                                    : machine.cuda_unavailable_reason) +
-           ")";
-  }
-  if (machine.gpus.size() < 2) {
-    return "needs two GPUs; this machine has " + describe_gpus(machine);
-  }
-  if (machine.selected_gpus.size() < 2) {
-    return "needs two GPUs; --devices selected " +
-           (machine.selected_gpus.empty() ? std::string("none")
-                                          : "only GPU " + join_indexes(machine.selected_gpus)) +
-           " of this machine's " + describe_gpus(machine);
-  }
-  return std::nullopt;
+  return Requirements().two_gpus().unmet(machine, 0);
 }
 
 std::string_view PeerFamilyBase::description() const {
@@ -209,10 +184,15 @@ MemoryNeeds PeerFamilyBase::memory_needs(const CaseSpec& spec) const {
   return {r.host_bytes(), r.device_bytes_per_gpu()};
 }
 
-std::optional<std::string> PeerFamilyBase::skip_reason(const CaseSpec& spec, const Machine& machine,
-                                                       int /*device*/) const {
-  const PeerRequest r = decode_peer_request(spec);
-  if (auto why = two_gpu_reason(machine)) return why;
+Requirements PeerFamilyBase::requirements(const CaseSpec& spec) const {
+  Requirements needs;
+  needs.two_gpus().custom([r = decode_peer_request(spec)](const Machine& machine, int) {
+    return pair_unavailable_reason(r, machine);
+  });
+  return needs;
+}
+
+std::optional<std::string> pair_unavailable_reason(const PeerRequest& r, const Machine& machine) {
   if (!r.gpus) {
     return "pair=none names no GPU pair, but " + std::to_string(machine.selected_gpus.size()) +
            " GPUs are selected; use {\"gpu_pairs\": \"all\"} or \"S-D\"";

@@ -60,6 +60,9 @@ std::string peer_link_param(const PeerRequest& r, const Machine& machine);
 // Why the machine cannot run any pair: no usable CUDA, fewer than two GPUs, or fewer than two
 // selected by --devices; else nothing.
 std::optional<std::string> two_gpu_reason(const Machine& machine);
+// Why the case's GPU pair cannot be used on this machine (absent, not selected, no peer access
+// where the method needs it), else nothing.
+std::optional<std::string> pair_unavailable_reason(const PeerRequest& r, const Machine& machine);
 
 // The `peer` family's axes and host-side rules, shared by the CUDA build (bench/peer.cu) and a
 // build without CUDA (bench/peer_unavailable.cpp), so scenario files validate the same on both.
@@ -72,8 +75,7 @@ class PeerFamilyBase : public Family {
   std::vector<std::string> required_axes() const override;
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override;
   MemoryNeeds memory_needs(const CaseSpec& spec) const override;
-  std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
-                                         int device) const override;
+  Requirements requirements(const CaseSpec& spec) const override;
   std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override;
   // Adds `link` (peer_link_param) right after `pair`.
   void derive_params(CaseSpec& spec, const Machine& machine) const override;

@@ -36,8 +36,8 @@
 #include "cuda/gpu_block_timer.hpp"
 #include "cuda/kernel_loading.hpp"
 #include "cuda/memory_type.hpp"
-#include "measure/host_clock.hpp"
-#include "measure/pattern_word.hpp"
+#include "core/host_clock.hpp"
+#include "core/pattern_word.hpp"
 #include "placement/memory_policy.hpp"
 #include "placement/thread_affinity.hpp"
 

@@ -151,13 +151,13 @@ MemoryNeeds SmallCopiesFamilyBase::memory_needs(const CaseSpec& spec) const {
   return needs;
 }
 
-std::optional<std::string> SmallCopiesFamilyBase::skip_reason(const CaseSpec& spec,
-                                                              const Machine& machine,
-                                                              int device) const {
-  if (auto why = machine.gpu_unavailable_reason(device)) return why;
-  const SmallCopiesRequest r = decode_small_copies_request(spec);
-  if (r.method == Method::kBatched && !batched_unavailable_.empty()) return batched_unavailable_;
-  return std::nullopt;
+Requirements SmallCopiesFamilyBase::requirements(const CaseSpec& spec) const {
+  Requirements needs;
+  needs.gpu();
+  if (decode_small_copies_request(spec).method == Method::kBatched && !batched_unavailable_.empty()) {
+    needs.custom([why = batched_unavailable_](const Machine&, int) { return std::optional(why); });
+  }
+  return needs;
 }
 
 }  // namespace pathbench

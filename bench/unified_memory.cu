@@ -14,7 +14,7 @@
 #include "cuda/cuda_resources.hpp"
 #include "cuda/gpu_block_timer.hpp"
 #include "cuda/kernel_loading.hpp"
-#include "measure/host_clock.hpp"
+#include "core/host_clock.hpp"
 #include "placement/thread_affinity.hpp"
 #include "timeline/cupti_timeline.hpp"
 #include "timeline/timeline.hpp"

@@ -99,13 +99,10 @@ MemoryNeeds UnifiedMemoryFamilyBase::memory_needs(const CaseSpec& spec) const {
   return MemoryNeeds{r.bytes, r.bytes};
 }
 
-std::optional<std::string> UnifiedMemoryFamilyBase::skip_reason(const CaseSpec&,
-                                                                const Machine& machine,
-                                                                int device) const {
-  if (auto why = machine.gpu_unavailable_reason(device)) return why;
+Requirements UnifiedMemoryFamilyBase::requirements(const CaseSpec&) const {
   // Device properties (managed memory, concurrent managed access, direct host access) need the
   // CUDA runtime: prepare() queries them and skips with the attribute's name.
-  return std::nullopt;
+  return std::move(Requirements().gpu());
 }
 
 std::optional<std::string> unified_memory_device_skip_reason(

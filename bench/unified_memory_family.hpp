@@ -21,8 +21,7 @@ class UnifiedMemoryFamilyBase : public Family {
   std::vector<std::string> required_axes() const override;
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override;
   MemoryNeeds memory_needs(const CaseSpec& spec) const override;
-  std::optional<std::string> skip_reason(const CaseSpec& spec, const Machine& machine,
-                                         int device) const override;
+  Requirements requirements(const CaseSpec& spec) const override;
   std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override;
 };
 

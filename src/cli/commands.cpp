@@ -1,3 +1,4 @@
+#include "bench/families.hpp"
 #include "cli/commands.hpp"
 
 #include <algorithm>
@@ -214,7 +215,9 @@ int run_command(const RunOptions& options) {
   print_warnings(inventory);
   const bool timelines = !options.timeline_dir.empty() ||
                          std::any_of(plan.cases.begin(), plan.cases.end(),
-                                     [](const auto& c) { return c.second.family == "overlap"; });
+                                     [&](const auto& c) {
+                                       return families.find(c.second.family)->measures_on_timeline();
+                                     });
   if (timelines && std::getenv(kNvtxInjectionVariable) == nullptr) {
     // NVTX ranges reach CUPTI (and so the timeline) only through its injection hook, read once
     // at the first NVTX call; a profiler that set its own (nsys) is left alone.

@@ -5,9 +5,9 @@
 
 namespace pathbench {
 
-// `text` without leading and trailing blanks (space, tab, CR, LF).
+// `text` without leading and trailing white space (what isspace accepts in the C locale).
 inline std::string_view trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n";
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
   const auto first = text.find_first_not_of(kSpace);
   if (first == std::string_view::npos) return {};
   const auto last = text.find_last_not_of(kSpace);

@@ -4,7 +4,7 @@
 
 #include "core/errors.hpp"
 #include "cuda/cuda_resources.hpp"
-#include "measure/pattern_word.hpp"
+#include "core/pattern_word.hpp"
 
 namespace pathbench {
 

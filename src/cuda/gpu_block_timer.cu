@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/errors.hpp"
-#include "measure/host_clock.hpp"
+#include "core/host_clock.hpp"
 
 namespace pathbench {
 

@@ -13,14 +13,6 @@ namespace {
 // Far above any real NR_CPUS / MAX_NUMNODES; stops "0-4000000000" from allocating gigabytes.
 constexpr int kMaxId = 1 << 20;
 
-constexpr std::string_view kSpace = " \t\r\n\v\f";
-
-std::string_view trim(std::string_view text) {
-  auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  auto last = text.find_last_not_of(kSpace);
-  return text.substr(first, last - first + 1);
-}
 
 [[noreturn]] void reject(std::string_view kind, std::string_view text, std::string_view why) {
   throw std::invalid_argument("invalid " + std::string(kind) + " \"" + std::string(text) +

@@ -1,7 +1,6 @@
 #include "measure/case_runner.hpp"
 
-#include <benchmark/benchmark.h>
-
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -9,26 +8,13 @@
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
 #include "core/stop_signals.hpp"
+#include "measure/benchmark_adapter.hpp"
 #include "measure/nvtx.hpp"
 #include "timeline/cupti_timeline.hpp"
 
 namespace pathbench {
 
 namespace {
-
-// Google Benchmark's console output would interleave with ours; the samples are recorded by the
-// case itself, so the reporter only keeps the library's runs for --benchmark_out.
-class CollectingReporter : public benchmark::BenchmarkReporter {
- public:
-  explicit CollectingReporter(std::vector<Run>& runs) : runs_(runs) {}
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    runs_.insert(runs_.end(), runs.begin(), runs.end());
-  }
-
- private:
-  std::vector<Run>& runs_;
-};
 
 CaseResult skeleton(const CaseSpec& spec) {
   CaseResult r;
@@ -112,6 +98,15 @@ void CaseRunner::record_timeline(CaseBench& bench, CaseResult& result) {
   }
 }
 
+void add_timing_check(const CaseBench& bench, CaseResult& result) {
+  const bool has_own = std::any_of(result.checks.begin(), result.checks.end(),
+                                   [](const Check& c) { return c.name == "timing"; });
+  if (has_own) return;
+  std::string detail = bench.timing_detail();
+  if (detail.empty()) detail = "timed by " + result.timing_method;
+  result.checks.push_back(Check{"timing", true, std::move(detail), result.timing_method});
+}
+
 void apply_checks(CaseResult& result) {
   if (result.status != CaseStatus::kOk) return;
   for (const auto& c : result.checks) {
@@ -173,55 +168,41 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
   }
 
   std::string failure;
-  std::size_t repetition = 0;
-  const std::size_t repetitions = static_cast<std::size_t>(spec.repetitions);
-  auto body = [&](benchmark::State& state) {
-    for (auto _ : state) {
-      if (!failure.empty()) {
-        state.SkipWithError("an earlier repetition failed");
-        break;
+  std::size_t repetitions_run = 0;
+  const auto repetitions = static_cast<std::size_t>(spec.repetitions);
+  auto repetition = [&](std::size_t index) -> double {
+    const std::string which = std::to_string(index + 1);
+    try {
+      throw_if_stopped();
+      NvtxRange rep_range("repetition " + which, spec.family, bench->bytes_per_sample());
+      const Sample sample = bench->measure();
+      if (sample.values.size() != result.metrics.size()) {
+        throw std::logic_error("the case returned " + std::to_string(sample.values.size()) +
+                               " values for " + std::to_string(result.metrics.size()) +
+                               " metrics");
       }
-      try {
-        throw_if_stopped();
-        NvtxRange rep_range("repetition " + std::to_string(repetition + 1), spec.family,
-                            bench->bytes_per_sample());
-        const Sample sample = bench->measure();
-        if (sample.values.size() != result.metrics.size()) {
-          throw std::logic_error("the case returned " + std::to_string(sample.values.size()) +
-                                 " values for " + std::to_string(result.metrics.size()) +
-                                 " metrics");
-        }
-        for (double v : sample.values) {
-          if (!std::isfinite(v)) throw CaseFailure("a sample is not finite");
-        }
-        state.SetIterationTime(sample.seconds);
-        bench->verify();
-        for (std::size_t i = 0; i < sample.values.size(); ++i) {
-          result.metrics[i].samples.push_back(sample.values[i]);
-        }
-      } catch (const Interrupted& e) {
-        failure = std::string(e.what()) + " in repetition " + std::to_string(repetition + 1);
-        state.SkipWithError(failure.c_str());
-        break;
-      } catch (const std::exception& e) {
-        failure = "repetition " + std::to_string(repetition + 1) + ": " + e.what();
-        state.SkipWithError(failure.c_str());
-        break;
+      for (double v : sample.values) {
+        if (!std::isfinite(v)) throw CaseFailure("a sample is not finite");
       }
+      bench->verify();
+      for (std::size_t i = 0; i < sample.values.size(); ++i) {
+        result.metrics[i].samples.push_back(sample.values[i]);
+      }
+      progress_.repetition(index + 1, repetitions);
+      return sample.seconds;
+    } catch (const Interrupted& e) {
+      failure = std::string(e.what()) + " in repetition " + which;
+    } catch (const std::exception& e) {
+      failure = "repetition " + which + ": " + e.what();
     }
-    ++repetition;
-    progress_.repetition(repetition, repetitions);
+    progress_.repetition(index + 1, repetitions);
+    throw CaseFailure(failure);
   };
-
-  benchmark::ClearRegisteredBenchmarks();
-  benchmark::RegisterBenchmark(spec.id.c_str(), body)
-      ->UseManualTime()
-      ->Iterations(1)
-      ->Repetitions(spec.repetitions)
-      ->Unit(benchmark::kMillisecond);
-  CollectingReporter reporter(runs_);
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::ClearRegisteredBenchmarks();
+  try {
+    repetitions_run = run_repetitions(spec.id, spec.repetitions, repetition, runs_);
+  } catch (const CaseFailure&) {
+    // `failure` says which repetition and why.
+  }
 
   try {
     result.checks = bench->checks();
@@ -230,14 +211,15 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
   }
   // Read after the samples: a timer that found the latch blocked switched to the host clock.
   result.timing_method = std::string(to_string(bench->timing_method()));
+  add_timing_check(*bench, result);
   if (failure.empty() && !stop_signal_received()) record_timeline(*bench, result);
   for (auto& m : result.metrics) m.stats = summarize(m.samples);
   if (!failure.empty()) {
     result.status = CaseStatus::kFailed;
     result.reason = failure;
-  } else if (repetition < repetitions) {
+  } else if (repetitions_run < repetitions) {
     result.status = CaseStatus::kFailed;
-    result.reason = "Google Benchmark ran " + std::to_string(repetition) + " of " +
+    result.reason = "Google Benchmark ran " + std::to_string(repetitions_run) + " of " +
                     std::to_string(repetitions) + " repetitions";
   }
   apply_checks(result);

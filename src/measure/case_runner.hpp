@@ -45,6 +45,9 @@ class CaseRunner {
   Progress& progress_;
 };
 
+// Records how the samples were timed as the case's `timing` check (every case has one).
+void add_timing_check(const CaseBench& bench, CaseResult& result);
+
 // Fails the case when any check did not pass (the measurement would claim something untrue).
 void apply_checks(CaseResult& result);
 

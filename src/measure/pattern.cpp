@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/errors.hpp"
-#include "measure/pattern_word.hpp"
+#include "core/pattern_word.hpp"
 
 namespace pathbench {
 

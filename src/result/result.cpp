@@ -23,8 +23,7 @@
 namespace pathbench {
 
 // ---------------------------------------------------------------------------------------------
-// Names of the enums. Better and TimingMethod are declared in measure/family.hpp; their names
-// are part of the result format, so they are defined beside the format.
+// Names of the enums (result/vocabulary.hpp): part of the result format.
 
 std::string_view to_string(Better b) {
   switch (b) {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "measure/family.hpp"
+#include "result/vocabulary.hpp"
 #include "stats/summary.hpp"
 
 namespace pathbench {
@@ -25,7 +25,7 @@ enum class CaseStatus { kOk, kSkipped, kFailed };
 inline constexpr std::string_view kInterruptedReason = "interrupted by";
 std::string_view to_string(CaseStatus s);  // "ok", "skipped", "failed"
 
-// Inverses of to_string (here and in measure/family.hpp); nothing for an unknown name.
+// Inverses of to_string (here and in result/vocabulary.hpp); nothing for an unknown name.
 std::optional<CaseStatus> parse_case_status(std::string_view s);
 std::optional<Better> parse_better(std::string_view s);
 std::optional<TimingMethod> parse_timing_method(std::string_view s);

@@ -94,7 +94,7 @@ std::vector<RuleMask> rule_masks(const Scenario& scenario) {
 // Every metric a gate block names must be one that some case of the scenario records: a typo
 // there would otherwise gate nothing, silently.
 void validate_gate_metrics(const Scenario& scenario, const std::vector<CaseSpec>& cases,
-                           const Family& family) {
+                           const FamilySchema& family) {
   if (!scenario.gate.is_object()) return;
   const auto metrics = scenario.gate.find("metrics");
   if (metrics == scenario.gate.end() || !metrics->is_object()) return;
@@ -186,7 +186,7 @@ std::vector<CaseSpec> expand(const Scenario& scenario) {
   }
 }
 
-void derive_case_params(std::vector<CaseSpec>& cases, const Family& family,
+void derive_case_params(std::vector<CaseSpec>& cases, const FamilySchema& family,
                         const Machine& machine) {
   for (auto& c : cases) {
     family.derive_params(c, machine);
@@ -195,7 +195,7 @@ void derive_case_params(std::vector<CaseSpec>& cases, const Family& family,
 }
 
 void validate_cases(const Scenario& scenario, const std::vector<CaseSpec>& cases,
-                    const Family& family, const Machine& machine, int device) {
+                    const FamilySchema& family, const Machine& machine, int device) {
   if (cases.empty()) {
     throw InputError(scenario.file, scenario.pointer + "/exclude",
                      "the exclusions remove every case of scenario \"" + scenario.name + "\"");

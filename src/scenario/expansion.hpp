@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "inventory/machine.hpp"
-#include "measure/family.hpp"
+#include "scenario/family_schema.hpp"
 #include "scenario/scenario.hpp"
 
 namespace pathbench {
@@ -19,13 +19,13 @@ std::string case_id(const std::string& family, const nlohmann::ordered_json& par
 // Adds the parameters the machine decides (Family::derive_params, e.g. the peer family's `link`)
 // to every case and recomputes its id, so they are part of the id that results are compared by.
 // Run after expand() and before anything uses the ids.
-void derive_case_params(std::vector<CaseSpec>& cases, const Family& family, const Machine& machine);
+void derive_case_params(std::vector<CaseSpec>& cases, const FamilySchema& family, const Machine& machine);
 
 // Rejects, before anything is allocated, combinations the family does not accept and cases whose
 // buffers cannot fit in this machine's memory, and gate blocks naming a metric no case records.
 // Throws InputError (file, pointer, case id).
 void validate_cases(const Scenario& scenario, const std::vector<CaseSpec>& cases,
-                    const Family& family, const Machine& machine, int device);
+                    const FamilySchema& family, const Machine& machine, int device);
 
 // Whether a metric name is one of Family::metric_names's names: `pattern` with each placeholder
 // "<...>" standing for a run of letters and digits ("bandwidth_gpu<N>": "bandwidth_gpu3").

@@ -62,7 +62,7 @@ struct FileTotals {
 // Reads one scenario file while tracking where in it we are, so every error names the field.
 class FileReader {
  public:
-  FileReader(std::string path, const FamilyRegistry& families, const std::vector<int>& numa_nodes,
+  FileReader(std::string path, const FamilyCatalog& families, const std::vector<int>& numa_nodes,
              const std::vector<int>& gpus)
       : path_(std::move(path)), families_(families), numa_nodes_(numa_nodes), gpus_(gpus) {}
 
@@ -115,7 +115,7 @@ class FileReader {
     }
     s.description = string_field(j, ptr, "description", false);
     s.family = string_field(j, ptr, "family", true);
-    const Family* family = families_.find(s.family);
+    const FamilySchema* family = families_.find_schema(s.family);
     if (family == nullptr) {
       std::string list;
       for (const auto& n : families_.names()) list += (list.empty() ? "" : ", ") + n;
@@ -249,7 +249,7 @@ class FileReader {
     return keys;
   }
 
-  const AxisSchema& schema_of(const Family& family, const std::string& name,
+  const AxisSchema& schema_of(const FamilySchema& family, const std::string& name,
                               const std::string& ptr) const {
     for (const auto& a : family.axes()) {
       if (a.name == name) return a;
@@ -396,7 +396,7 @@ class FileReader {
     }
   }
 
-  Axis axis(const Family& family, const std::string& name, const json& j,
+  Axis axis(const FamilySchema& family, const std::string& name, const json& j,
             const std::string& ptr) const {
     const AxisSchema& schema = schema_of(family, name, ptr);
     Axis a{name, values(schema, j, ptr), ptr};
@@ -417,7 +417,7 @@ class FileReader {
   // `listed`: values the scenario's earlier rules list; this rule's are added to it (and to the
   // file's totals) and checked against kMaxExcludeValues (kMaxExcludeValuesPerFile) before any
   // list is built.
-  ExcludeRule exclude_rule(const Family& family, const Scenario& s, const json& j,
+  ExcludeRule exclude_rule(const FamilySchema& family, const Scenario& s, const json& j,
                            const std::string& ptr, std::uint64_t& listed,
                            FileTotals& totals) const {
     require_object(j, ptr);
@@ -493,7 +493,7 @@ class FileReader {
 
  private:
   std::string path_;
-  const FamilyRegistry& families_;
+  const FamilyCatalog& families_;
   const std::vector<int>& numa_nodes_;
   const std::vector<int>& gpus_;
   nlohmann::ordered_json ordered_doc_;
@@ -531,13 +531,13 @@ std::int64_t parse_size(std::string_view text) {
 }
 
 ScenarioFile parse_scenario_file(const std::string& path, std::string_view text,
-                                 const FamilyRegistry& families, const std::vector<int>& numa_nodes,
+                                 const FamilyCatalog& families, const std::vector<int>& numa_nodes,
                                  const std::vector<int>& gpus) {
   FileReader reader(path, families, numa_nodes, gpus);
   return reader.parse(text);
 }
 
-ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyRegistry& families,
+ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyCatalog& families,
                                 const std::vector<int>& numa_nodes, const std::vector<int>& gpus) {
   std::string text;
   try {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "inventory/machine.hpp"
-#include "measure/family.hpp"
+#include "scenario/family_schema.hpp"
 #include "scenario/scenario.hpp"
 
 namespace pathbench {
@@ -41,9 +41,9 @@ inline constexpr double kMaxMinTimeSeconds = 60;
 // when there are fewer than two. Throws InputError naming the file and the JSON pointer of the
 // field. Callers that expand no GPU pairs may leave `gpus` out (then gpu_pairs gives "none").
 ScenarioFile parse_scenario_file(const std::string& path, std::string_view text,
-                                 const FamilyRegistry& families, const std::vector<int>& numa_nodes,
+                                 const FamilyCatalog& families, const std::vector<int>& numa_nodes,
                                  const std::vector<int>& gpus = {});
-ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyRegistry& families,
+ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyCatalog& families,
                                 const std::vector<int>& numa_nodes,
                                 const std::vector<int>& gpus = {});
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "bench/families.hpp"
 #include "core/errors.hpp"
 #include "inventory/machine.hpp"
 #include "measure/family.hpp"

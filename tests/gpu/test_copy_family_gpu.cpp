@@ -7,7 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "bench/copy_family.hpp"
+#include "bench/families.hpp"
+#include "bench/copy.hpp"
 #include "core/errors.hpp"
 #include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"

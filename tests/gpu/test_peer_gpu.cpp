@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/families.hpp"
 #include "bench/peer_family.hpp"
 #include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"

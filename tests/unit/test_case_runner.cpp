@@ -5,7 +5,7 @@
 
 #include "core/errors.hpp"
 #include "measure/case_runner.hpp"
-#include "measure/host_clock.hpp"
+#include "core/host_clock.hpp"
 
 namespace pathbench {
 namespace {
@@ -63,8 +63,10 @@ class ScriptedFamily final : public Family {
   std::vector<std::string> required_axes() const override { return {}; }
   std::optional<std::string> invalid_combination(const CaseSpec&) const override { return {}; }
   MemoryNeeds memory_needs(const CaseSpec&) const override { return {}; }
-  std::optional<std::string> skip_reason(const CaseSpec&, const Machine&, int) const override {
-    return skip_;
+  Requirements requirements(const CaseSpec&) const override {
+    Requirements needs;
+    if (skip_) needs.custom([why = *skip_](const Machine&, int) { return std::optional(why); });
+    return needs;
   }
   std::unique_ptr<CaseBench> prepare(const CaseSpec&, const Machine&, int) const override {
     if (s_.skip_in_prepare) throw SkipCase("no hugetlb pages");
@@ -111,7 +113,11 @@ TEST(CaseRunner, EveryRepetitionIsOneSampleAndWarmUpIsNotCounted) {
   EXPECT_EQ(r.operations_per_sample, 3u);
   EXPECT_EQ(r.bytes_per_sample, 300u);
   EXPECT_EQ(r.id, "scripted/x=1");
-  ASSERT_EQ(r.checks.size(), 1u);
+  // The bench's own check, then the core's record of how the samples were timed.
+  ASSERT_EQ(r.checks.size(), 2u);
+  EXPECT_EQ(r.checks[1].name, "timing");
+  EXPECT_TRUE(r.checks[1].passed);
+  EXPECT_EQ(r.checks[1].value, "host_steady_clock");
   EXPECT_GT(r.elapsed_seconds, 0.0);
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/copy_family.hpp"
+#include "bench/copy.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
 

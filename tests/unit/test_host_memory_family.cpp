@@ -169,7 +169,7 @@ TEST(HostMemoryFamily, SkipsHugetlbWithoutFreePages) {
   const auto reason = family->skip_reason(spec, m, 0);
   ASSERT_TRUE(reason);
   // Two buffers of two 2 MiB pages each.
-  EXPECT_NE(reason->find("need 4 ×"), std::string::npos) << *reason;
+  EXPECT_NE(reason->find("needs 4 free hugetlb pages"), std::string::npos) << *reason;
   EXPECT_NE(reason->find("HugePages_Free=0"), std::string::npos) << *reason;
   EXPECT_NE(reason->find("/proc/sys/vm/nr_hugepages"), std::string::npos) << *reason;
   m.hugetlb_free_pages = 4;

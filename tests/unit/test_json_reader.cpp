@@ -317,7 +317,7 @@ Result synthetic_result(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     CaseResult c;
     c.id = concat("host_memory/measure=memcpy/bytes=4096/index=", std::to_string(i));
-    c.scenario = "s";
+    c.scenario = std::string("s");  // assign("s") trips GCC 12 -Wrestrict (bug 105651)
     c.family = "host_memory";
     c.params = ojson{{"measure", "memcpy"}, {"bytes", 4096}, {"index", i}};
     c.timing_method = "host_steady_clock";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/families.hpp"
 #include "bench/peer_family.hpp"
 #include "core/errors.hpp"
 #include "inventory/gpu_selection.hpp"

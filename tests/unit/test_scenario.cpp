@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "bench/families.hpp"
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
@@ -41,9 +42,7 @@ class ToyFamily final : public Family {
   MemoryNeeds memory_needs(const CaseSpec& spec) const override {
     return {spec.has("bytes") ? static_cast<std::uint64_t>(spec.integer("bytes")) : 0, 0};
   }
-  std::optional<std::string> skip_reason(const CaseSpec&, const Machine&, int) const override {
-    return std::nullopt;
-  }
+  Requirements requirements(const CaseSpec&) const override { return {}; }
   std::unique_ptr<CaseBench> prepare(const CaseSpec&, const Machine&, int) const override {
     return nullptr;
   }

@@ -1,4 +1,4 @@
-#include "measure/host_clock.hpp"
+#include "core/host_clock.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,212 @@
+#include "inventory/requirements.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "core/text.hpp"
+#include "core/units.hpp"
+#include "inventory/gpu_selection.hpp"
+
+namespace pathbench {
+
+namespace {
+
+using Judge = std::function<std::optional<std::string>(const Machine&, int)>;
+
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::uint64_t hugetlb_page_bytes(const Machine& m) {
+  return m.hugetlb_page_bytes > 0 ? m.hugetlb_page_bytes : std::uint64_t{2} << 20;
+}
+
+std::optional<std::string> unknown_gpu_node(const Machine& m, int gpu) {
+  if (m.gpu_local_node(gpu)) return std::nullopt;
+  return "the NUMA node of GPU " + std::to_string(gpu) +
+         " is unknown (hwloc and sysfs report none) on a machine with " +
+         std::to_string(m.numa_nodes.size()) +
+         " NUMA nodes, so host memory cannot be placed relative to it";
+}
+
+}  // namespace
+
+std::vector<int> gpus_in_use(const Machine& machine) {
+  std::vector<int> gpus = machine.selected_gpus;
+  if (gpus.empty()) {
+    for (const auto& g : machine.gpus) gpus.push_back(g.index);
+  }
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  return gpus;
+}
+
+std::string describe_gpus(const Machine& machine) {
+  if (machine.gpus.empty()) return "none";
+  std::string list;
+  for (const auto& g : machine.gpus) {
+    list += concat(list.empty() ? "GPU " : ", GPU ", std::to_string(g.index),
+                   g.name.empty() ? "" : ": ", g.name);
+  }
+  return std::to_string(machine.gpus.size()) + " (" + list + ")";
+}
+
+std::string join_ids(const std::vector<int>& ids) {
+  std::string text;
+  for (const int v : ids) text += concat(text.empty() ? "" : ",", std::to_string(v));
+  return text.empty() ? "none" : text;
+}
+
+std::string memlock_fix() {
+  return "raise the limit with `ulimit -l unlimited` (or `memlock` in /etc/security/limits.conf, "
+         "LimitMEMLOCK=infinity for a systemd unit, --ulimit memlock=-1 for a container)";
+}
+
+bool process_has_ipc_lock() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("CapEff:", 0) != 0) continue;
+    std::uint64_t caps = 0;
+    std::istringstream(line.substr(7)) >> std::hex >> caps;
+    constexpr int kCapIpcLock = 14;  // linux/capability.h
+    return (caps >> kCapIpcLock) & 1U;
+  }
+  return false;
+}
+
+Requirements& Requirements::custom(Judge judge) {
+  judges_.push_back(std::move(judge));
+  return *this;
+}
+
+Requirements& Requirements::gpu() {
+  return custom([](const Machine& m, int device) { return m.gpu_unavailable_reason(device); });
+}
+
+Requirements& Requirements::every_selected_gpu(std::uint64_t bytes_each) {
+  return custom([bytes_each](const Machine& m, int) -> std::optional<std::string> {
+    const std::vector<int> gpus = gpus_in_use(m);
+    if (gpus.empty()) return m.gpu_unavailable_reason(0);
+    for (int gpu : gpus) {
+      if (auto why = m.gpu_unavailable_reason(gpu)) return why;
+      for (const auto& g : m.gpus) {
+        if (g.index == gpu && g.memory_bytes > 0 && g.memory_bytes < bytes_each) {
+          return "GPU " + std::to_string(gpu) + " has " + format_bytes(g.memory_bytes) +
+                 " of memory, less than one " + format_bytes(bytes_each) + " buffer";
+        }
+      }
+    }
+    return std::nullopt;
+  });
+}
+
+Requirements& Requirements::two_gpus() {
+  return custom([](const Machine& m, int) -> std::optional<std::string> {
+    if (!m.has_gpu()) {
+      return "needs two GPUs; this machine has none usable (" +
+             (m.cuda_unavailable_reason.empty() ? std::string("no CUDA device")
+                                                : m.cuda_unavailable_reason) +
+             ")";
+    }
+    if (m.gpus.size() < 2) return "needs two GPUs; this machine has " + describe_gpus(m);
+    if (m.selected_gpus.size() < 2) {
+      return "needs two GPUs; --devices selected " +
+             (m.selected_gpus.empty() ? std::string("none")
+                                      : "only GPU " + join_indexes(m.selected_gpus)) +
+             " of this machine's " + describe_gpus(m);
+    }
+    return std::nullopt;
+  });
+}
+
+Requirements& Requirements::gpu_numa_node(bool remote) {
+  return custom([remote](const Machine& m, int device) -> std::optional<std::string> {
+    if (auto why = unknown_gpu_node(m, device)) return why;
+    if (remote && !m.gpu_remote_node(device)) {
+      return "host_node=remote needs a second NUMA node with memory; this machine has " +
+             std::to_string(m.numa_nodes.size()) + " (the GPU's node is " +
+             std::to_string(*m.gpu_local_node(device)) + ")";
+    }
+    return std::nullopt;
+  });
+}
+
+Requirements& Requirements::numa_node_of_every_selected_gpu() {
+  return custom([](const Machine& m, int) -> std::optional<std::string> {
+    for (int gpu : gpus_in_use(m)) {
+      if (auto why = unknown_gpu_node(m, gpu)) return why;
+    }
+    return std::nullopt;
+  });
+}
+
+Requirements& Requirements::numa_node(int node, bool cpus) {
+  return custom([node, cpus](const Machine& m, int) -> std::optional<std::string> {
+    if (!contains(m.numa_nodes, node)) {
+      return "NUMA node " + std::to_string(node) + " does not exist on this machine (nodes: " +
+             join_ids(m.numa_nodes) + ")";
+    }
+    const auto* allowed = m.cpus_of_node(node);
+    if (cpus && (allowed == nullptr || allowed->empty())) {
+      return "NUMA node " + std::to_string(node) +
+             " has no CPUs this process may run on (check the cpuset)";
+    }
+    return std::nullopt;
+  });
+}
+
+Requirements& Requirements::transparent_huge_pages() {
+  return custom([](const Machine& m, int) -> std::optional<std::string> {
+    if (m.thp_enabled != "never") return std::nullopt;
+    return std::string(
+        "transparent huge pages are disabled (/sys/kernel/mm/transparent_hugepage/enabled is "
+        "'never'); enable them with `echo madvise | sudo tee "
+        "/sys/kernel/mm/transparent_hugepage/enabled`");
+  });
+}
+
+Requirements& Requirements::hugetlb_pages(std::uint64_t bytes, std::uint64_t buffers,
+                                          bool per_gpu) {
+  return custom([bytes, buffers, per_gpu](const Machine& m, int) -> std::optional<std::string> {
+    const std::uint64_t page = hugetlb_page_bytes(m);
+    const std::uint64_t copies = per_gpu ? buffers * gpus_in_use(m).size() : buffers;
+    const std::uint64_t need = (bytes + page - 1) / page * copies;
+    if (m.hugetlb_free_pages >= need) return std::nullopt;
+    const std::uint64_t more = need - m.hugetlb_free_pages;
+    return "needs " + std::to_string(need) + " free hugetlb pages of " + format_bytes(page) +
+           ", HugePages_Free=" + std::to_string(m.hugetlb_free_pages) + "; reserve " +
+           std::to_string(more) + " more with `echo $(( $(cat /proc/sys/vm/nr_hugepages) + " +
+           std::to_string(more) + " )) | sudo tee /proc/sys/vm/nr_hugepages`";
+  });
+}
+
+Requirements& Requirements::memlock(std::uint64_t bytes) {
+  return custom([bytes](const Machine& m, int) -> std::optional<std::string> {
+    if (m.memlock_limit_bytes == UINT64_MAX || m.memlock_limit_bytes >= bytes ||
+        process_has_ipc_lock()) {
+      return std::nullopt;
+    }
+    return "mlock of " + format_bytes(bytes) + " exceeds RLIMIT_MEMLOCK (" +
+           format_bytes(m.memlock_limit_bytes) + "); " + memlock_fix();
+  });
+}
+
+Requirements& Requirements::host_memory_per_gpu(std::uint64_t bytes) {
+  return custom([bytes](const Machine& m, int) -> std::optional<std::string> {
+    const std::uint64_t gpus = gpus_in_use(m).size();
+    const std::uint64_t total = bytes * gpus;
+    if (m.mem_available_bytes == 0 || total <= m.mem_available_bytes) return std::nullopt;
+    return "needs " + format_bytes(total) + " of host memory (one " + format_bytes(bytes) +
+           " buffer for each of " + std::to_string(gpus) + " GPUs); this machine has " +
+           format_bytes(m.mem_available_bytes) + " available";
+  });
+}
+
+std::optional<std::string> Requirements::unmet(const Machine& machine, int device) const {
+  for (const auto& judge : judges_) {
+    if (auto why = judge(machine, device)) return why;
+  }
+  return std::nullopt;
+}
+
+}  // namespace pathbench

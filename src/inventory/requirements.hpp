@@ -1,0 +1,63 @@
+#pragma once
+
+// What a case needs from the machine, declared by its family and judged in one place: one
+// wording per requirement, each with the command that fixes it where there is one. The first
+// unmet requirement is the case's skip reason.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inventory/machine.hpp"
+
+namespace pathbench {
+
+class Requirements {
+ public:
+  // The --device GPU (`device`), usable by CUDA.
+  Requirements& gpu();
+  // Every GPU in use (gpus_in_use), usable, each with `bytes_each` of memory.
+  Requirements& every_selected_gpu(std::uint64_t bytes_each = 0);
+  // At least two selected GPUs (GPU pairs).
+  Requirements& two_gpus();
+  // The NUMA node of the --device GPU is known (host memory placed relative to it); with
+  // `remote`, another node with memory exists too.
+  Requirements& gpu_numa_node(bool remote = false);
+  // Likewise for every GPU in use (each GPU's host buffer on its own node).
+  Requirements& numa_node_of_every_selected_gpu();
+  // NUMA node `node` exists; with `cpus`, this process may run on some of its CPUs.
+  Requirements& numa_node(int node, bool cpus = false);
+  // Transparent huge pages are not disabled.
+  Requirements& transparent_huge_pages();
+  // `buffers` buffers of `bytes` each in free hugetlb pages of the default size; with
+  // `per_gpu`, that many for each GPU in use.
+  Requirements& hugetlb_pages(std::uint64_t bytes, std::uint64_t buffers = 1, bool per_gpu = false);
+  // RLIMIT_MEMLOCK admits locking `bytes` (or the process holds CAP_IPC_LOCK).
+  Requirements& memlock(std::uint64_t bytes);
+  // One host buffer of `bytes` for each GPU in use, within MemAvailable.
+  Requirements& host_memory_per_gpu(std::uint64_t bytes);
+  // A condition only the family can judge: its reason, else nothing.
+  Requirements& custom(std::function<std::optional<std::string>(const Machine&, int)> judge);
+
+  // The first unmet requirement's reason, in declaration order; nothing when all are met.
+  std::optional<std::string> unmet(const Machine& machine, int device) const;
+
+ private:
+  std::vector<std::function<std::optional<std::string>(const Machine&, int)>> judges_;
+};
+
+// The GPUs the multi-GPU cases use: the selection (run --devices), or every GPU of a machine
+// built without one; sorted.
+std::vector<int> gpus_in_use(const Machine& machine);
+// "2 (GPU 0: NVIDIA H200, GPU 1: NVIDIA H200)", "none": the machine's GPUs, for reasons.
+std::string describe_gpus(const Machine& machine);
+// "0,1"; "none" when empty.
+std::string join_ids(const std::vector<int>& ids);
+// How to raise RLIMIT_MEMLOCK, for every reason that names it.
+std::string memlock_fix();
+// Whether this process holds CAP_IPC_LOCK (mlock beyond RLIMIT_MEMLOCK).
+bool process_has_ipc_lock();
+
+}  // namespace pathbench
