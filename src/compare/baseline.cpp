@@ -4,10 +4,11 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 
+#include "compare/run_noise.hpp"
 #include "core/atomic_file.hpp"
 #include "core/units.hpp"
-#include "inventory/environment.hpp"
 #include "stats/robust.hpp"
 #include "stats/summary.hpp"
 
@@ -69,21 +70,23 @@ const BaselineCase* Baseline::find(const std::string& id) const {
 
 namespace {
 
-std::string context_text(const ojson& context, const char* key) {
-  const auto it = context.find(key);
-  return it != context.end() && it->is_string() ? it->get<std::string>() : std::string();
+// Results' contexts were checked when their files were read; these names are for errors in a
+// result built in code.
+RunContext context_of(const Result& r, const std::string& file) {
+  return RunContext::from_json(context_json(r), file);
 }
 
-BaselineRunRef run_ref(const Result& r, const std::string& file) {
-  return {file, context_text(r.context, "hostname"), r.start_time, r.end_time,
-          context_text(r.context, "git_sha")};
+BaselineRunRef run_ref(const Result& r, const RunContext& context, const std::string& file) {
+  return {file, context.hostname.value_or(""), r.start_time, r.end_time,
+          context.git_sha.value_or("")};
 }
 
 // One run given twice (a glob that matched a copy): same host, same start second, same samples.
 // Start times have one-second resolution, so two short runs can share one; their samples differ.
-bool same_run(const Result& a, const Result& b) {
+bool same_run(const Result& a, const RunContext& a_context, const Result& b,
+              const RunContext& b_context) {
   if (a.start_time != b.start_time ||
-      context_text(a.context, "hostname") != context_text(b.context, "hostname") ||
+      a_context.hostname.value_or("") != b_context.hostname.value_or("") ||
       a.cases.size() != b.cases.size()) {
     return false;
   }
@@ -170,11 +173,15 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
                          const std::string& what) {
     throw PromoteError(code, file, pointer, what);
   };
-  const Result& first = results.front();
-  const std::string node_type = context_text(first.context, "node_type");
-  const std::string fingerprint = context_text(first.context, "topology_fingerprint");
+  std::vector<RunContext> contexts;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    contexts.push_back(context_of(results[i], files[i]));
+  }
+  const std::string node_type = contexts.front().node_type.value_or("");
+  const std::string fingerprint = contexts.front().topology_fingerprint.value_or("");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
+    const RunContext& context = contexts[i];
     const std::string& file = files[i];
     if (!r.complete || r.end_time.empty()) {
       refuse(3, file, r.end_time.empty() ? "/context/end_time" : "/complete",
@@ -182,20 +189,20 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
                  (r.incomplete_reason.empty() ? std::string("no end") : r.incomplete_reason) +
                  "): an incomplete run is no baseline");
     }
-    if (context_text(r.context, "node_type") != node_type) {
+    if (context.node_type.value_or("") != node_type) {
       refuse(2, file, "/context/node_type",
-             "node type \"" + context_text(r.context, "node_type") + "\" differs from \"" +
-                 node_type + "\" of " + files.front() +
+             "node type \"" + context.node_type.value_or("") + "\" differs from \"" + node_type +
+                 "\" of " + files.front() +
                  "; a baseline holds runs of one node type (promote each type separately)");
     }
-    if (context_text(r.context, "topology_fingerprint") != fingerprint) {
+    if (context.topology_fingerprint.value_or("") != fingerprint) {
       refuse(2, file, "/context/topology_fingerprint",
              "topology fingerprint differs from " + files.front() +
                  "'s: the nodes are laid out differently (compare them with compare --across)");
     }
     for (std::size_t k = 0; k < i; ++k) {
       // The same run twice would shrink the spread the gate trusts.
-      if (same_run(results[k], r)) {
+      if (same_run(results[k], contexts[k], r, context)) {
         refuse(3, file, "/context/start_time",
                "the same run as " + files[k] + " (host and start time); promote each run once");
       }
@@ -203,7 +210,7 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
     if (!options.allow_noisy) {
       std::vector<std::string> noise;
       try {
-        noise = noise_reasons(nlohmann::json(r.context));
+        noise = run_noise_reasons(context);
       } catch (const std::invalid_argument& e) {
         refuse(3, file, "/context/environment", e.what());
       }
@@ -258,8 +265,8 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
   for (const std::size_t i : order) {
     const Result& r = results[i];
     const std::string& file = files[i];
-    b.runs.push_back(run_ref(r, file));
-    b.run_contexts.push_back(context_json(r));
+    b.runs.push_back(run_ref(r, contexts[i], file));
+    b.run_contexts.push_back(contexts[i]);
     std::set<std::string> seen;
     for (std::size_t k = 0; k < r.cases.size(); ++k) {
       const CaseResult& c = r.cases[k];
@@ -290,7 +297,7 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
       }
     }
   }
-  b.context = context_json(results[order.back()]);
+  b.context = contexts[order.back()];
   finish(b);
   return b;
 }
@@ -300,11 +307,11 @@ namespace {
 // A one-run baseline's fields from a result, its cases left out.
 Baseline baseline_header(const Result& result, const std::string& file) {
   Baseline b;
-  b.node_type = context_text(result.context, "node_type");
-  b.topology_fingerprint = context_text(result.context, "topology_fingerprint");
+  b.context = context_of(result, file);
+  b.node_type = b.context.node_type.value_or("");
+  b.topology_fingerprint = b.context.topology_fingerprint.value_or("");
   b.created = result.end_time;
-  b.runs.push_back(run_ref(result, file));
-  b.context = context_json(result);
+  b.runs.push_back(run_ref(result, b.context, file));
   b.run_contexts.push_back(b.context);
   return b;
 }
@@ -332,15 +339,16 @@ ojson to_json(const Baseline& b) {
   ojson runs = ojson::array();
   for (std::size_t i = 0; i < b.runs.size(); ++i) {
     const auto& r = b.runs[i];
-    runs.push_back(ojson{{"file", r.file},
-                         {"hostname", r.hostname},
-                         {"start_time", r.start_time},
-                         {"end_time", r.end_time},
-                         {"git_sha", r.git_sha},
-                         {"context", i < b.run_contexts.size() ? b.run_contexts[i] : ojson()}});
+    runs.push_back(
+        ojson{{"file", r.file},
+              {"hostname", r.hostname},
+              {"start_time", r.start_time},
+              {"end_time", r.end_time},
+              {"git_sha", r.git_sha},
+              {"context", i < b.run_contexts.size() ? b.run_contexts[i].to_json() : ojson()}});
   }
   j["runs"] = runs;
-  j["context"] = b.context;
+  j["context"] = b.context.to_json();
   ojson cases = ojson::array();
   for (const auto& c : b.cases) {
     ojson metrics = ojson::object();
@@ -429,10 +437,11 @@ class BaselineReader {
                         text(r, at, "end_time"), text(r, at, "git_sha")});
       const ojson& ctx = field(r, at, "context");
       if (!ctx.is_object()) fail(at + "/context", "expected an object");
-      b.run_contexts.push_back(ctx);
+      b.run_contexts.push_back(RunContext::from_json(ctx, file_, at + "/context"));
     }
-    b.context = field(j, "", "context");
-    if (!b.context.is_object()) fail("/context", "expected an object");
+    const ojson& ctx = field(j, "", "context");
+    if (!ctx.is_object()) fail("/context", "expected an object");
+    b.context = RunContext::from_json(ctx, file_, "/context");
     const ojson& cases = array(j, "", "cases");
     std::set<std::string> ids;
     for (std::size_t k = 0; k < cases.size(); ++k) {

@@ -14,6 +14,7 @@
 
 #include "compare/baseline.hpp"
 #include "compare/compare.hpp"
+#include "export/compare_report.hpp"
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
 #include "result/result.hpp"
@@ -317,7 +318,7 @@ Result synthetic_result(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     CaseResult c;
     c.id = concat("host_memory/measure=memcpy/bytes=4096/index=", std::to_string(i));
-    c.scenario = "s";
+    c.scenario = std::string("s");  // a literal assigned here trips GCC 12 -Wrestrict (bug 105651)
     c.family = "host_memory";
     c.params = ojson{{"measure", "memcpy"}, {"bytes", 4096}, {"index", i}};
     c.timing_method = "host_steady_clock";
