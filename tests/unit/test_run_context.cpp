@@ -57,7 +57,8 @@ TEST(RunContext, RoundTripIsByteForByte) {
 }
 
 TEST(RunContext, RoundTripOfAWrittenResultFile) {
-  for (const char* name : {"h200-default.json", "cpu-only-default.json", "h200-copy-hugetlb.json"}) {
+  for (const char* name :
+       {"h200-default.json", "cpu-only-default.json", "h200-copy-hugetlb.json"}) {
     const ojson doc = load_json_document(std::string(PATHBENCH_FIXTURES) + "/results/" + name);
     EXPECT_EQ(read(doc.at("context")).to_json().dump(), doc.at("context").dump()) << name;
   }
