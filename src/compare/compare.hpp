@@ -111,6 +111,7 @@ struct Comparison {
 
 // Fields that differ between two results' node identities (node type and the topology facts
 // behind the fingerprint), one human line each. Empty when they are the same kind of node.
+// The Result overload reads both contexts as RunContext (InputError for a bad field).
 std::vector<std::string> identity_differences(const Result& baseline, const Result& result);
 std::vector<std::string> identity_differences(const RunContext& baseline_context,
                                               const RunContext& result_context);
