@@ -13,10 +13,12 @@
 #include "core/errors.hpp"
 #include "core/sha256.hpp"
 #include "core/subprocess.hpp"
+#include "core/text.hpp"
+#include "export/compare_report.hpp"
 #include "result/result.hpp"
+#include "result/run_context.hpp"
 #include "scenario/case_filter.hpp"
 #include "scenario/scenario_file.hpp"
-#include "core/text.hpp"
 
 namespace pathbench::cli {
 
@@ -28,9 +30,8 @@ void write_output(const std::string& path, const std::string& text, const char* 
   std::fprintf(stderr, "%s written to %s\n", what, path.c_str());
 }
 
-std::string node_type_of(const nlohmann::ordered_json& context) {
-  const auto it = context.find("node_type");
-  return it != context.end() && it->is_string() ? it->get<std::string>() : "";
+std::string node_type_of(const Result& result, const std::string& file) {
+  return RunContext::from_json(result.context, file).node_type.value_or("");
 }
 
 std::filesystem::path baseline_file_for(const std::string& node_type, const std::string& dir) {
@@ -99,31 +100,28 @@ std::string rerun_obstacle(const Result& result) {
   return "";
 }
 
-std::vector<std::string> rerun_argv(const Result& result, const std::vector<std::string>& ids,
+std::vector<std::string> rerun_argv(const Result& result, const RunContext& ctx,
+                                    const std::vector<std::string>& ids,
                                     const std::filesystem::path& out) {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   std::vector<std::string> argv{ec ? std::string("pathbench") : self.string(), "run"};
   for (const auto& f : result.scenario_files) argv.push_back(f.path);
   argv.insert(argv.end(), {"--filter", exact_ids_pattern(ids), "--out", out.string()});
-  const auto& ctx = result.context;
   // The GPU options only where the run had GPUs: on a CPU-only node --device names nothing.
-  const auto gpus = ctx.find("gpus");
-  const bool had_gpus = gpus != ctx.end() && gpus->is_array() && !gpus->empty();
-  if (const auto d = ctx.find("device"); had_gpus && d != ctx.end() && d->is_number_integer()) {
-    argv.insert(argv.end(), {"--device", std::to_string(d->get<int>())});
+  const bool had_gpus = !ctx.gpus.empty();
+  if (had_gpus && ctx.device.known()) {
+    argv.insert(argv.end(), {"--device", std::to_string(*ctx.device.value)});
   }
-  if (const auto d = ctx.find("devices");
-      had_gpus && d != ctx.end() && d->is_array() && !d->empty()) {
+  if (had_gpus && ctx.devices.known() && !ctx.devices.value->empty()) {
     std::string list;
-    for (const auto& g : *d) {
-      if (g.is_number_integer()) list += concat(list.empty() ? "" : ",", std::to_string(g.get<int>()));
+    for (const int g : *ctx.devices.value) {
+      list += concat(list.empty() ? "" : ",", std::to_string(g));
     }
-    if (!list.empty()) argv.insert(argv.end(), {"--devices", list});
+    argv.insert(argv.end(), {"--devices", list});
   }
-  if (const auto derived = ctx.find("node_type_derived");
-      derived != ctx.end() && derived->is_boolean() && !derived->get<bool>()) {
-    argv.insert(argv.end(), {"--node-type", node_type_of(ctx)});
+  if (!ctx.node_type_derived.value_or(true)) {
+    argv.insert(argv.end(), {"--node-type", ctx.node_type.value_or("")});
   }
   return argv;
 }
@@ -157,14 +155,15 @@ int gate_command(const GateCliOptions& options) {
     throw InputError::option("--confirm", "must be in [0, 20]");
   }
   const Result result = load_result(options.result);
-  const auto baseline_path = baseline_file_for(node_type_of(result.context), options.baselines);
+  const RunContext context = RunContext::from_json(result.context, options.result);
+  const std::string node_type = context.node_type.value_or("");
+  const auto baseline_path = baseline_file_for(node_type, options.baselines);
   if (!std::filesystem::exists(baseline_path)) {
     std::fprintf(stderr,
                  "pathbench gate: no baseline for node type \"%s\" (%s); checking the floors "
                  "only.\npathbench gate: promote good runs with: pathbench baseline promote "
                  "RESULT... --dir %s\n",
-                 node_type_of(result.context).c_str(), baseline_path.c_str(),
-                 options.baselines.c_str());
+                 node_type.c_str(), baseline_path.c_str(), options.baselines.c_str());
     const Comparison floors = check_result_floors(result, options.result, compare);
     const int code = report(floors, options);
     return code == 0 ? static_cast<int>(ExitCode::kIncomplete) : code;
@@ -200,7 +199,8 @@ int gate_command(const GateCliOptions& options) {
         SubprocessOptions sub;
         sub.timeout = std::chrono::seconds(options.rerun_timeout_s);
         const auto started = std::chrono::steady_clock::now();
-        const SubprocessResult run = run_subprocess(rerun_argv(result, suspects, out), sub);
+        const SubprocessResult run =
+            run_subprocess(rerun_argv(result, context, suspects, out), sub);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         // Exit 1 (a case failed) still wrote a result; the confirmation counts the failure.
@@ -285,7 +285,7 @@ int baseline_path_command(const BaselineCliOptions& options) {
     throw InputError("baseline path", "", "expected exactly one RESULT");
   }
   const Result result = load_result(options.results.front());
-  const auto target = baseline_file_for(node_type_of(result.context), options.dir);
+  const auto target = baseline_file_for(node_type_of(result, options.results.front()), options.dir);
   std::printf("%s\n", target.c_str());
   if (!std::filesystem::exists(target)) {
     std::fprintf(stderr, "pathbench: no baseline yet for this node type: %s\n", target.c_str());

@@ -8,6 +8,7 @@
 #include "core/errors.hpp"
 #include "export/prometheus.hpp"
 #include "result/result.hpp"
+#include "result/run_context.hpp"
 
 namespace pathbench::cli {
 
@@ -20,7 +21,8 @@ int export_command(const std::string& result_path, const std::string& prometheus
     exposition.add(c);
     ++cases;
   });
-  const std::string text = exposition.render(result);
+  const std::string text =
+      exposition.render(result, RunContext::from_json(result.context, result_path));
   if (!result.complete) {
     std::fprintf(stderr,
                  "pathbench: note: %s is incomplete (%s): exporting its %zu finished cases with "

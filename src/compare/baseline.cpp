@@ -4,10 +4,10 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 
-#include "core/atomic_file.hpp"
+#include "compare/run_noise.hpp"
 #include "core/units.hpp"
-#include "inventory/environment.hpp"
 #include "stats/robust.hpp"
 #include "stats/summary.hpp"
 
@@ -69,21 +69,23 @@ const BaselineCase* Baseline::find(const std::string& id) const {
 
 namespace {
 
-std::string context_text(const ojson& context, const char* key) {
-  const auto it = context.find(key);
-  return it != context.end() && it->is_string() ? it->get<std::string>() : std::string();
+// Results' contexts were checked when their files were read; these names are for errors in a
+// result built in code.
+RunContext context_of(const Result& r, const std::string& file) {
+  return RunContext::from_json(context_json(r), file);
 }
 
-BaselineRunRef run_ref(const Result& r, const std::string& file) {
-  return {file, context_text(r.context, "hostname"), r.start_time, r.end_time,
-          context_text(r.context, "git_sha")};
+BaselineRunRef run_ref(const Result& r, const RunContext& context, const std::string& file) {
+  return {file, context.hostname.value_or(""), r.start_time, r.end_time,
+          context.git_sha.value_or("")};
 }
 
 // One run given twice (a glob that matched a copy): same host, same start second, same samples.
 // Start times have one-second resolution, so two short runs can share one; their samples differ.
-bool same_run(const Result& a, const Result& b) {
+bool same_run(const Result& a, const RunContext& a_context, const Result& b,
+              const RunContext& b_context) {
   if (a.start_time != b.start_time ||
-      context_text(a.context, "hostname") != context_text(b.context, "hostname") ||
+      a_context.hostname.value_or("") != b_context.hostname.value_or("") ||
       a.cases.size() != b.cases.size()) {
     return false;
   }
@@ -170,11 +172,15 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
                          const std::string& what) {
     throw PromoteError(code, file, pointer, what);
   };
-  const Result& first = results.front();
-  const std::string node_type = context_text(first.context, "node_type");
-  const std::string fingerprint = context_text(first.context, "topology_fingerprint");
+  std::vector<RunContext> contexts;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    contexts.push_back(context_of(results[i], files[i]));
+  }
+  const std::string node_type = contexts.front().node_type.value_or("");
+  const std::string fingerprint = contexts.front().topology_fingerprint.value_or("");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
+    const RunContext& context = contexts[i];
     const std::string& file = files[i];
     if (!r.complete || r.end_time.empty()) {
       refuse(3, file, r.end_time.empty() ? "/context/end_time" : "/complete",
@@ -182,20 +188,20 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
                  (r.incomplete_reason.empty() ? std::string("no end") : r.incomplete_reason) +
                  "): an incomplete run is no baseline");
     }
-    if (context_text(r.context, "node_type") != node_type) {
+    if (context.node_type.value_or("") != node_type) {
       refuse(2, file, "/context/node_type",
-             "node type \"" + context_text(r.context, "node_type") + "\" differs from \"" +
-                 node_type + "\" of " + files.front() +
+             "node type \"" + context.node_type.value_or("") + "\" differs from \"" + node_type +
+                 "\" of " + files.front() +
                  "; a baseline holds runs of one node type (promote each type separately)");
     }
-    if (context_text(r.context, "topology_fingerprint") != fingerprint) {
+    if (context.topology_fingerprint.value_or("") != fingerprint) {
       refuse(2, file, "/context/topology_fingerprint",
              "topology fingerprint differs from " + files.front() +
                  "'s: the nodes are laid out differently (compare them with compare --across)");
     }
     for (std::size_t k = 0; k < i; ++k) {
       // The same run twice would shrink the spread the gate trusts.
-      if (same_run(results[k], r)) {
+      if (same_run(results[k], contexts[k], r, context)) {
         refuse(3, file, "/context/start_time",
                "the same run as " + files[k] + " (host and start time); promote each run once");
       }
@@ -203,7 +209,7 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
     if (!options.allow_noisy) {
       std::vector<std::string> noise;
       try {
-        noise = noise_reasons(nlohmann::json(r.context));
+        noise = run_noise_reasons(context);
       } catch (const std::invalid_argument& e) {
         refuse(3, file, "/context/environment", e.what());
       }
@@ -258,8 +264,8 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
   for (const std::size_t i : order) {
     const Result& r = results[i];
     const std::string& file = files[i];
-    b.runs.push_back(run_ref(r, file));
-    b.run_contexts.push_back(context_json(r));
+    b.runs.push_back(run_ref(r, contexts[i], file));
+    b.run_contexts.push_back(contexts[i]);
     std::set<std::string> seen;
     for (std::size_t k = 0; k < r.cases.size(); ++k) {
       const CaseResult& c = r.cases[k];
@@ -290,7 +296,7 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
       }
     }
   }
-  b.context = context_json(results[order.back()]);
+  b.context = contexts[order.back()];
   finish(b);
   return b;
 }
@@ -300,11 +306,11 @@ namespace {
 // A one-run baseline's fields from a result, its cases left out.
 Baseline baseline_header(const Result& result, const std::string& file) {
   Baseline b;
-  b.node_type = context_text(result.context, "node_type");
-  b.topology_fingerprint = context_text(result.context, "topology_fingerprint");
+  b.context = context_of(result, file);
+  b.node_type = b.context.node_type.value_or("");
+  b.topology_fingerprint = b.context.topology_fingerprint.value_or("");
   b.created = result.end_time;
-  b.runs.push_back(run_ref(result, file));
-  b.context = context_json(result);
+  b.runs.push_back(run_ref(result, b.context, file));
   b.run_contexts.push_back(b.context);
   return b;
 }
@@ -323,185 +329,6 @@ Baseline baseline_from_result(const Result& result, const std::string& file) {
   return b;
 }
 
-ojson to_json(const Baseline& b) {
-  ojson j;
-  j["schema"] = kBaselineSchema;
-  j["node_type"] = b.node_type;
-  j["topology_fingerprint"] = b.topology_fingerprint;
-  j["created"] = b.created;
-  ojson runs = ojson::array();
-  for (std::size_t i = 0; i < b.runs.size(); ++i) {
-    const auto& r = b.runs[i];
-    runs.push_back(ojson{{"file", r.file},
-                         {"hostname", r.hostname},
-                         {"start_time", r.start_time},
-                         {"end_time", r.end_time},
-                         {"git_sha", r.git_sha},
-                         {"context", i < b.run_contexts.size() ? b.run_contexts[i] : ojson()}});
-  }
-  j["runs"] = runs;
-  j["context"] = b.context;
-  ojson cases = ojson::array();
-  for (const auto& c : b.cases) {
-    ojson metrics = ojson::object();
-    for (const auto& m : c.metrics) {
-      ojson mruns = ojson::array();
-      for (const auto& r : m.runs)
-        mruns.push_back(ojson{{"median", r.median}, {"samples", r.samples}});
-      metrics[m.name] =
-          ojson{{"unit", m.unit},
-                {"better", to_string(m.better)},
-                {"timing_class", to_string(m.timing_class)},
-                {"between_run",
-                 {{"n_runs", m.between.n_runs},
-                  {"center", m.between.center},
-                  {"spread", m.between.known ? ojson(m.between.spread) : ojson()},
-                  {"spread_mad", m.between.known ? ojson(m.between.spread_mad) : ojson()},
-                  {"spread_sd", m.between.known ? ojson(m.between.spread_sd) : ojson()},
-                  {"spread_pct", m.between.known ? ojson(m.between.spread_pct) : ojson()}}},
-                {"runs", mruns}};
-    }
-    cases.push_back(
-        ojson{{"id", c.id},
-              {"scenario", c.scenario},
-              {"family", c.family},
-              {"params", c.params},
-              {"timing_method", c.timing_method.empty() ? ojson() : ojson(c.timing_method)},
-              {"status", to_string(c.status)},
-              {"reason", c.reason},
-              {"gate", c.gate},
-              {"metrics", metrics}});
-  }
-  j["cases"] = cases;
-  return j;
-}
-
-namespace {
-
-// Reads a baseline document, naming the JSON pointer of whatever is wrong.
-class BaselineReader {
- public:
-  explicit BaselineReader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& at, const std::string& what) const {
-    throw InputError(file_, at, what);
-  }
-  const ojson& field(const ojson& obj, const std::string& at, const char* key) const {
-    if (!obj.is_object()) fail(at, "expected an object");
-    const auto it = obj.find(key);
-    if (it == obj.end()) fail(at + "/" + key, "missing");
-    return *it;
-  }
-  std::string text(const ojson& obj, const std::string& at, const char* key) const {
-    const ojson& v = field(obj, at, key);
-    if (v.is_null()) return {};
-    if (!v.is_string()) fail(at + "/" + key, "expected a string");
-    return v.get<std::string>();
-  }
-  double number(const ojson& v, const std::string& at) const {
-    if (!v.is_number()) fail(at, "expected a number");
-    const double d = v.get<double>();
-    if (!std::isfinite(d)) fail(at, "not a finite number");
-    return d;
-  }
-  const ojson& array(const ojson& obj, const std::string& at, const char* key) const {
-    const ojson& v = field(obj, at, key);
-    if (!v.is_array()) fail(at + "/" + key, "expected an array");
-    return v;
-  }
-
-  Baseline read(const ojson& j) const {
-    if (!j.is_object()) fail("", "expected a JSON object");
-    const std::string schema = text(j, "", "schema");
-    if (schema != kBaselineSchema) {
-      fail("/schema", "\"" + schema + "\" is not " + kBaselineSchema);
-    }
-    Baseline b;
-    b.node_type = text(j, "", "node_type");
-    b.topology_fingerprint = text(j, "", "topology_fingerprint");
-    b.created = text(j, "", "created");
-    const ojson& runs = array(j, "", "runs");
-    if (runs.empty()) fail("/runs", "a baseline holds at least one run");
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      const std::string at = "/runs/" + std::to_string(i);
-      const ojson& r = runs[i];
-      b.runs.push_back({text(r, at, "file"), text(r, at, "hostname"), text(r, at, "start_time"),
-                        text(r, at, "end_time"), text(r, at, "git_sha")});
-      const ojson& ctx = field(r, at, "context");
-      if (!ctx.is_object()) fail(at + "/context", "expected an object");
-      b.run_contexts.push_back(ctx);
-    }
-    b.context = field(j, "", "context");
-    if (!b.context.is_object()) fail("/context", "expected an object");
-    const ojson& cases = array(j, "", "cases");
-    std::set<std::string> ids;
-    for (std::size_t k = 0; k < cases.size(); ++k) {
-      const std::string at = "/cases/" + std::to_string(k);
-      const ojson& c = cases[k];
-      BaselineCase bc;
-      bc.id = text(c, at, "id");
-      if (bc.id.empty()) fail(at + "/id", "empty case id");
-      if (!ids.insert(bc.id).second) fail(at + "/id", "case " + bc.id + " appears twice");
-      bc.scenario = text(c, at, "scenario");
-      bc.family = text(c, at, "family");
-      bc.params = field(c, at, "params");
-      bc.timing_method = text(c, at, "timing_method");
-      const auto status = parse_case_status(text(c, at, "status"));
-      if (!status || *status == CaseStatus::kFailed) {
-        fail(at + "/status", "expected \"ok\" or \"skipped\"");
-      }
-      bc.status = *status;
-      bc.reason = text(c, at, "reason");
-      bc.gate = field(c, at, "gate");
-      if (!bc.gate.is_null() && !bc.gate.is_object())
-        fail(at + "/gate", "expected an object or null");
-      const ojson& metrics = field(c, at, "metrics");
-      if (!metrics.is_object()) fail(at + "/metrics", "expected an object");
-      for (const auto& [name, m] : metrics.items()) {
-        const std::string mat = at + "/metrics/" + name;
-        BaselineMetric bm;
-        bm.name = name;
-        bm.unit = text(m, mat, "unit");
-        const auto better = parse_better(text(m, mat, "better"));
-        if (!better) fail(mat + "/better", "expected \"higher\" or \"lower\"");
-        bm.better = *better;
-        const auto cls = parse_timing_class(text(m, mat, "timing_class"));
-        if (!cls) fail(mat + "/timing_class", "expected \"device\" or \"host\"");
-        bm.timing_class = *cls;
-        const ojson& mruns = array(m, mat, "runs");
-        if (mruns.size() != b.runs.size()) {
-          fail(mat + "/runs", std::to_string(mruns.size()) + " runs, but the baseline has " +
-                                  std::to_string(b.runs.size()));
-        }
-        for (std::size_t r = 0; r < mruns.size(); ++r) {
-          const std::string rat = mat + "/runs/" + std::to_string(r);
-          BaselineRun run;
-          run.median = number(field(mruns[r], rat, "median"), rat + "/median");
-          const ojson& samples = array(mruns[r], rat, "samples");
-          for (std::size_t s = 0; s < samples.size(); ++s) {
-            run.samples.push_back(number(samples[s], rat + "/samples/" + std::to_string(s)));
-          }
-          if (run.samples.empty()) fail(rat + "/samples", "no samples");
-          bm.runs.push_back(std::move(run));
-        }
-        bm.between = between_run_of(bm.runs);  // recomputed: the file's copy is for readers
-        bc.metrics.push_back(std::move(bm));
-      }
-      b.cases.push_back(std::move(bc));
-    }
-    return b;
-  }
-
- private:
-  std::string file_;
-};
-
-}  // namespace
-
-Baseline baseline_from_json(const ojson& j, const std::string& file) {
-  return BaselineReader(file).read(j);
-}
-
 Baseline load_baseline(const std::filesystem::path& path) {
   // A result (`compare A B` takes one as the baseline) is read case by case and each case becomes
   // a baseline case at once: neither the file nor the whole result is ever held.
@@ -515,11 +342,6 @@ Baseline load_baseline(const std::filesystem::path& path) {
   b.cases = std::move(cases);
   finish(b);
   return b;
-}
-
-void save_baseline(const std::filesystem::path& path, const Baseline& b) {
-  write_file_atomically(path,
-                        to_json(b).dump(2, ' ', false, ojson::error_handler_t::replace) + "\n");
 }
 
 }  // namespace pathbench

@@ -10,6 +10,7 @@
 
 #include "core/errors.hpp"
 #include "result/result.hpp"
+#include "result/run_context.hpp"
 
 namespace pathbench {
 
@@ -77,10 +78,11 @@ struct Baseline {
   std::string schema = kBaselineSchema;
   std::string node_type, topology_fingerprint, created;
   std::vector<BaselineRunRef> runs;
-  // The context of the newest run: what a comparison's "what changed" is read against.
-  nlohmann::ordered_json context = nlohmann::ordered_json::object();
+  // The context of the newest run (as its file holds it: start and end time included): what a
+  // comparison's "what changed" is read against.
+  RunContext context;
   // Every run's context, in run order (noise is judged on each).
-  std::vector<nlohmann::ordered_json> run_contexts;
+  std::vector<RunContext> run_contexts;
   std::vector<BaselineCase> cases;
   const BaselineCase* find(const std::string& id) const;
 };

@@ -11,10 +11,9 @@
 #include "compare/floors.hpp"
 #include "compare/gate_rule.hpp"
 #include "result/result.hpp"
+#include "result/run_context.hpp"
 
 namespace pathbench {
-
-inline constexpr const char* kCompareSchema = "pathbench.compare/v1";
 
 enum class Verdict {
   kPass,
@@ -37,11 +36,11 @@ int severity(Verdict v);
 struct CompareOptions {
   double alpha = 0.05;
   double default_threshold_pct = 5.0;
-  std::size_t min_samples = 5;  // below this on either side no statistical verdict is given
-  bool across = false;          // compare different node types: ratios, no verdicts
-  bool allow_noisy = false;     // judge results taken under noise instead of refusing (exit 2)
+  std::size_t min_samples = 5;     // below this on either side no statistical verdict is given
+  bool across = false;             // compare different node types: ratios, no verdicts
+  bool allow_noisy = false;        // judge results taken under noise instead of refusing (exit 2)
   bool allow_few_samples = false;  // judge too few samples on the threshold alone (GateRuleOptions)
-  double k = 3.0;               // a move must exceed k x the baseline's between-run spread
+  double k = 3.0;                  // a move must exceed k x the baseline's between-run spread
   FloorOptions floors;
   GateRuleOptions rule() const;
 };
@@ -112,9 +111,10 @@ struct Comparison {
 
 // Fields that differ between two results' node identities (node type and the topology facts
 // behind the fingerprint), one human line each. Empty when they are the same kind of node.
+// The Result overload reads both contexts as RunContext (InputError for a bad field).
 std::vector<std::string> identity_differences(const Result& baseline, const Result& result);
-std::vector<std::string> identity_differences(const nlohmann::ordered_json& baseline_context,
-                                              const nlohmann::ordered_json& result_context);
+std::vector<std::string> identity_differences(const RunContext& baseline_context,
+                                              const RunContext& result_context);
 
 // Matches cases by id and gives each a verdict (see README "Gating CI"). Incomparable results
 // (different node type or fingerprint, without options.across) get no case verdicts and exit 2.
@@ -138,12 +138,6 @@ std::vector<std::string> suspect_case_ids(const Comparison& c);
 Comparison check_result_floors(const Result& result, const std::string& result_file,
                                const CompareOptions& options);
 
-nlohmann::ordered_json to_json(const Comparison& c);
-// to_json(c).dump(2) + "\n", written case by case: a comparison of a million cases is never one
-// JSON document in memory, only its text (compare --json).
-std::string to_json_text(const Comparison& c);
-std::string junit_xml(const Comparison& c);
-// The readable table; colours only when `color` (stdout is a terminal).
-void print_comparison(const Comparison& c, std::FILE* out, bool color);
+// The reporters (table, JSON, JUnit) are in export/compare_report.hpp.
 
 }  // namespace pathbench

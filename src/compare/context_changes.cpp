@@ -1,7 +1,9 @@
 #include "compare/context_changes.hpp"
-#include "core/text.hpp"
 
 #include <map>
+#include <optional>
+
+#include "core/text.hpp"
 
 namespace pathbench {
 
@@ -16,114 +18,124 @@ std::string ContextChange::text() const {
 
 namespace {
 
-std::string as_text(const ojson* v) {
-  if (v == nullptr || v->is_null()) return {};
-  if (v->is_string()) return v->get<std::string>();
-  return v->dump();
+// A field as JSON, for comparing and printing any of the context's types alike; empty when the
+// context never recorded it.
+template <typename T>
+std::optional<ojson> recorded(const Recorded<T>& f) {
+  if (!f.present) return std::nullopt;
+  return f.value ? ojson(*f.value) : ojson(nullptr);
 }
 
-const ojson* at(const ojson& obj, const std::string& key) {
-  if (!obj.is_object()) return nullptr;
-  const auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
+std::string as_text(const ojson& v) {
+  if (v.is_null()) return {};
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
 }
 
-const ojson* at_path(const ojson& obj, std::initializer_list<const char*> path) {
-  const ojson* v = &obj;
-  for (const char* key : path) {
-    v = at(*v, key);
-    if (v == nullptr) return nullptr;
-  }
-  return v;
-}
-
+template <typename Context>
 struct Field {
-  std::initializer_list<const char*> path;
+  const char* name;  // its path below the context ("iommu/mode") or the GPU ("vbios")
   const char* label;
+  std::optional<ojson> (*read)(const Context&);
 };
 
 // Node-wide fields, most important first.
-const Field kNodeFields[] = {
-    {{"driver_version"}, "driver"},
-    {{"cuda_driver_version"}, "CUDA driver API"},
-    {{"cuda_runtime_version"}, "CUDA runtime"},
-    {{"bios_vendor"}, "BIOS vendor"},
-    {{"bios_version"}, "BIOS version"},
-    {{"bios_date"}, "BIOS date"},
-    {{"kernel"}, "kernel"},
-    {{"iommu", "mode"}, "IOMMU mode"},
-    {{"iommu", "cmdline"}, "IOMMU kernel parameters"},
-    {{"thp_enabled"}, "THP"},
-    {{"thp_defrag"}, "THP defrag"},
-    {{"numa_balancing"}, "numa_balancing"},
-    {{"hugepages_total"}, "hugetlb pages"},
-    {{"hugepage_bytes"}, "huge page size"},
-    {{"cpuset"}, "process cpuset"},
-    {{"mems_allowed"}, "process memory nodes"},
-    {{"cpuset_aligned_with_gpu"}, "cpuset aligned with the GPU"},
-    {{"memlock_limit_bytes"}, "locked-memory limit"},
-    {{"tool_version"}, "pathbench version"},
-    {{"git_sha"}, "pathbench git sha"},
+const Field<RunContext> kNodeFields[] = {
+    {"driver_version", "driver", [](const RunContext& c) { return recorded(c.driver_version); }},
+    {"cuda_driver_version", "CUDA driver API",
+     [](const RunContext& c) { return recorded(c.cuda_driver_version); }},
+    {"cuda_runtime_version", "CUDA runtime",
+     [](const RunContext& c) { return recorded(c.cuda_runtime_version); }},
+    {"bios_vendor", "BIOS vendor", [](const RunContext& c) { return recorded(c.bios_vendor); }},
+    {"bios_version", "BIOS version", [](const RunContext& c) { return recorded(c.bios_version); }},
+    {"bios_date", "BIOS date", [](const RunContext& c) { return recorded(c.bios_date); }},
+    {"kernel", "kernel", [](const RunContext& c) { return recorded(c.kernel); }},
+    {"iommu/mode", "IOMMU mode",
+     [](const RunContext& c) { return c.iommu ? recorded(c.iommu->mode) : std::nullopt; }},
+    {"iommu/cmdline", "IOMMU kernel parameters",
+     [](const RunContext& c) { return c.iommu ? recorded(c.iommu->cmdline) : std::nullopt; }},
+    {"thp_enabled", "THP", [](const RunContext& c) { return recorded(c.thp_enabled); }},
+    {"thp_defrag", "THP defrag", [](const RunContext& c) { return recorded(c.thp_defrag); }},
+    {"numa_balancing", "numa_balancing",
+     [](const RunContext& c) { return recorded(c.numa_balancing); }},
+    {"hugepages_total", "hugetlb pages",
+     [](const RunContext& c) { return recorded(c.hugepages_total); }},
+    {"hugepage_bytes", "huge page size",
+     [](const RunContext& c) { return recorded(c.hugepage_bytes); }},
+    {"cpuset", "process cpuset", [](const RunContext& c) { return recorded(c.cpuset); }},
+    {"mems_allowed", "process memory nodes",
+     [](const RunContext& c) { return recorded(c.mems_allowed); }},
+    {"cpuset_aligned_with_gpu", "cpuset aligned with the GPU",
+     [](const RunContext& c) { return recorded(c.cpuset_aligned_with_gpu); }},
+    {"memlock_limit_bytes", "locked-memory limit",
+     [](const RunContext& c) { return recorded(c.memlock_limit_bytes); }},
+    {"tool_version", "pathbench version",
+     [](const RunContext& c) { return recorded(c.tool_version); }},
+    {"git_sha", "pathbench git sha", [](const RunContext& c) { return recorded(c.git_sha); }},
 };
 
-const Field kGpuFields[] = {
-    {{"name"}, "model"},
-    {{"vbios"}, "VBIOS"},
-    {{"pcie_gen_max"}, "PCIe max generation"},
-    {{"pcie_width_max"}, "PCIe max width"},
-    {{"pcie_gen_current"}, "PCIe generation"},
-    {{"pcie_width_current"}, "PCIe width"},
-    {{"clock_sm_max_mhz"}, "max SM clock MHz"},
-    {{"clock_mem_max_mhz"}, "max memory clock MHz"},
-    {{"ecc_mode"}, "ECC"},
-    {{"persistence_mode"}, "persistence mode"},
-    {{"mig_mode"}, "MIG mode"},
+const Field<GpuContext> kGpuFields[] = {
+    {"name", "model", [](const GpuContext& g) { return recorded(g.name); }},
+    {"vbios", "VBIOS", [](const GpuContext& g) { return recorded(g.vbios); }},
+    {"pcie_gen_max", "PCIe max generation",
+     [](const GpuContext& g) { return recorded(g.pcie_gen_max); }},
+    {"pcie_width_max", "PCIe max width",
+     [](const GpuContext& g) { return recorded(g.pcie_width_max); }},
+    {"pcie_gen_current", "PCIe generation",
+     [](const GpuContext& g) { return recorded(g.pcie_gen_current); }},
+    {"pcie_width_current", "PCIe width",
+     [](const GpuContext& g) { return recorded(g.pcie_width_current); }},
+    {"clock_sm_max_mhz", "max SM clock MHz",
+     [](const GpuContext& g) { return recorded(g.clock_sm_max_mhz); }},
+    {"clock_mem_max_mhz", "max memory clock MHz",
+     [](const GpuContext& g) { return recorded(g.clock_mem_max_mhz); }},
+    {"ecc_mode", "ECC", [](const GpuContext& g) { return recorded(g.ecc_mode); }},
+    {"persistence_mode", "persistence mode",
+     [](const GpuContext& g) { return recorded(g.persistence_mode); }},
+    {"mig_mode", "MIG mode", [](const GpuContext& g) { return recorded(g.mig_mode); }},
 };
 
-std::string gpu_key(const ojson& gpu, std::size_t position) {
-  const std::string bus = as_text(at(gpu, "pci_bus_id"));
+std::string gpu_key(const GpuContext& gpu, std::size_t position) {
+  const std::string bus = gpu.pci_bus_id.value_or("");
   return bus.empty() ? concat("#", std::to_string(position)) : bus;
+}
+
+template <typename Context>
+void compare_field(const Context& b, const Context& r, const Field<Context>& f,
+                   const std::string& prefix, const std::string& label_prefix,
+                   std::vector<ContextChange>& changes) {
+  const std::optional<ojson> bv = f.read(b);
+  const std::optional<ojson> rv = f.read(r);
+  // A field one side never recorded (an older pathbench) is not a change of the node.
+  if (!bv || !rv || *bv == *rv) return;
+  changes.push_back({concat(prefix, prefix.empty() ? "" : "/", f.name), label_prefix + f.label,
+                     as_text(*bv), as_text(*rv), ""});
 }
 
 }  // namespace
 
-std::vector<ContextChange> context_changes(const ojson& baseline, const ojson& result) {
+std::vector<ContextChange> context_changes(const RunContext& baseline, const RunContext& result) {
   std::vector<ContextChange> changes;
-  const auto compare_field = [&](const ojson& b, const ojson& r, const Field& f,
-                                 const std::string& prefix, const std::string& label_prefix) {
-    const ojson* bv = at_path(b, f.path);
-    const ojson* rv = at_path(r, f.path);
-    // A field one side never recorded (an older pathbench) is not a change of the node.
-    if (bv == nullptr || rv == nullptr) return;
-    if (*bv == *rv) return;
-    std::string field = prefix;
-    for (const char* key : f.path) field += concat(field.empty() ? "" : "/", key);
-    changes.push_back({field, label_prefix + f.label, as_text(bv), as_text(rv), ""});
-  };
-  for (const auto& f : kNodeFields) compare_field(baseline, result, f, "", "");
+  for (const auto& f : kNodeFields) compare_field(baseline, result, f, "", "", changes);
 
-  const ojson* bgpus = at(baseline, "gpus");
-  const ojson* rgpus = at(result, "gpus");
-  std::map<std::string, std::pair<const ojson*, int>> by_key;
-  if (bgpus != nullptr && bgpus->is_array()) {
-    for (std::size_t i = 0; i < bgpus->size(); ++i) {
-      by_key[gpu_key((*bgpus)[i], i)] = {&(*bgpus)[i], static_cast<int>(i)};
-    }
+  std::map<std::string, const GpuContext*> by_key;
+  for (std::size_t i = 0; i < baseline.gpus.size(); ++i) {
+    by_key[gpu_key(baseline.gpus[i], i)] = &baseline.gpus[i];
   }
-  const std::size_t before = bgpus != nullptr && bgpus->is_array() ? bgpus->size() : 0;
-  const std::size_t now = rgpus != nullptr && rgpus->is_array() ? rgpus->size() : 0;
+  const std::size_t before = baseline.gpus.size();
+  const std::size_t now = result.gpus.size();
   if (before != now) {
     changes.push_back({"gpus", "GPU count", std::to_string(before), std::to_string(now), ""});
   }
   for (std::size_t i = 0; i < now; ++i) {
-    const ojson& g = (*rgpus)[i];
+    const GpuContext& g = result.gpus[i];
     const auto it = by_key.find(gpu_key(g, i));
     if (it == by_key.end()) continue;
-    const std::string index = as_text(at(g, "index"));
     const std::string prefix = "gpus/" + std::to_string(i);
-    const std::string label = "GPU " + (index.empty() ? std::to_string(i) : index) + " ";
+    const std::string label =
+        "GPU " + (g.index.known() ? std::to_string(*g.index.value) : std::to_string(i)) + " ";
     const std::size_t first = changes.size();
-    for (const auto& f : kGpuFields) compare_field(*it->second.first, g, f, prefix, label);
+    for (const auto& f : kGpuFields) compare_field(*it->second, g, f, prefix, label, changes);
     for (std::size_t c = first; c < changes.size(); ++c) {
       if (changes[c].field.ends_with("_current")) {
         changes[c].note = "GPUs lower an idle link; the floors tell whether copies reached it";

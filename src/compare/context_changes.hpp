@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "result/run_context.hpp"
 
 namespace pathbench {
 
@@ -20,7 +20,6 @@ struct ContextChange {
 
 // The changes, in the order of importance for an upgrade gate: driver and CUDA first, then
 // firmware, kernel, host memory settings, GPUs (matched by PCI bus id, else index).
-std::vector<ContextChange> context_changes(const nlohmann::ordered_json& baseline,
-                                           const nlohmann::ordered_json& result);
+std::vector<ContextChange> context_changes(const RunContext& baseline, const RunContext& result);
 
 }  // namespace pathbench

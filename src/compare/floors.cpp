@@ -31,9 +31,9 @@ std::optional<int> optional_int(const ojson& object, const char* key) {
   return it->get<int>();
 }
 
-Link link_of(const ojson& gpu) {
-  return {optional_int(gpu, "pcie_gen_current"), optional_int(gpu, "pcie_gen_max"),
-          optional_int(gpu, "pcie_width_current"), optional_int(gpu, "pcie_width_max")};
+Link link_of(const GpuContext& gpu) {
+  return {gpu.pcie_gen_current.value, gpu.pcie_gen_max.value, gpu.pcie_width_current.value,
+          gpu.pcie_width_max.value};
 }
 
 std::string link_text(std::optional<int> gen, std::optional<int> width) {
@@ -48,15 +48,6 @@ std::string fixed(double v, int decimals) {
 }
 
 std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + " %"; }
-
-const ojson* gpu_at(const ojson& context, int index) {
-  const auto it = context.find("gpus");
-  if (it == context.end() || !it->is_array() || index < 0 ||
-      static_cast<std::size_t>(index) >= it->size()) {
-    return nullptr;
-  }
-  return &(*it)[static_cast<std::size_t>(index)];
-}
 
 // The link check of one GPU. A link below its maximum is reported even when the copies on it
 // pass their (current-link) floors: a Gen4 link on a Gen5 slot halves the node's best case.
@@ -157,8 +148,8 @@ std::optional<int> per_gpu_metric_index(std::string_view name) {
 
 // One copy's median against the PCIe floor of GPU `gpu_index`. `trained_up` collects the GPUs
 // whose copies beat the link state the inventory read.
-FloorCheck pcie_copy_check(const ojson& context, std::string id, std::string metric, int gpu_index,
-                           double measured, const FloorOptions& options,
+FloorCheck pcie_copy_check(const RunContext& context, std::string id, std::string metric,
+                           int gpu_index, double measured, const FloorOptions& options,
                            std::set<int>& trained_up) {
   FloorCheck f;
   f.id = std::move(id);
@@ -166,7 +157,7 @@ FloorCheck pcie_copy_check(const ojson& context, std::string id, std::string met
   f.metric = std::move(metric);
   f.measured_gb_per_s = measured;
 
-  const ojson* gpu = gpu_at(context, f.gpu);
+  const GpuContext* gpu = context.gpu(f.gpu);
   const Link link = gpu ? link_of(*gpu) : Link{};
   std::optional<double> raw = link.gen_current && link.width_current
                                   ? pcie_raw_gb_per_s(*link.gen_current, *link.width_current)
@@ -236,13 +227,9 @@ std::optional<std::pair<int, int>> parse_pair(std::string_view text) {
 }
 
 // The link label of the pair in the context's link map ("" when it has none).
-std::string context_link_param(const ojson& context, int from, int to) {
-  const auto it = context.find("links");
-  if (it == context.end() || !it->is_array()) return {};
-  for (const auto& l : *it) {
-    if (optional_int(l, "from") == from && optional_int(l, "to") == to) {
-      return string_param(l, "param");
-    }
+std::string context_link_param(const RunContext& context, int from, int to) {
+  for (const auto& l : context.links) {
+    if (l.from.value == from && l.to.value == to) return l.param.value_or("");
   }
   return {};
 }
@@ -253,7 +240,7 @@ struct NvlinkFloorCase {
   bool bidirectional = false;
 };
 
-std::optional<NvlinkFloorCase> nvlink_floor_case(const CaseResult& c, const ojson& context,
+std::optional<NvlinkFloorCase> nvlink_floor_case(const CaseResult& c, const RunContext& context,
                                                  const FloorOptions& options) {
   if (c.status != CaseStatus::kOk || c.family != "peer") return std::nullopt;
   const ojson& p = c.params;
@@ -280,23 +267,19 @@ std::optional<NvlinkFloorCase> nvlink_floor_case(const CaseResult& c, const ojso
   return NvlinkFloorCase{pair->first, pair->second, *nvlinks, direction == "bi"};
 }
 
-std::optional<NvlinkRate> gpu_nvlink_rate(const ojson* gpu) {
-  if (gpu == nullptr || !gpu->is_object()) return std::nullopt;
-  std::optional<double> driver;
-  if (const auto n = gpu->find("nvlink"); n != gpu->end() && n->is_object()) {
-    if (const auto r = n->find("link_gb_per_s"); r != n->end() && r->is_number()) {
-      driver = r->get<double>();
-    }
-  }
-  return nvlink_link_rate(driver, string_param(*gpu, "compute_capability"));
+std::optional<NvlinkRate> gpu_nvlink_rate(const GpuContext* gpu) {
+  if (gpu == nullptr) return std::nullopt;
+  const std::optional<double> driver =
+      gpu->nvlink ? gpu->nvlink->link_gb_per_s.value : std::nullopt;
+  return nvlink_link_rate(driver, gpu->compute_capability.value_or(""));
 }
 
 // The fastest PCIe link of the pair at its maximum state (GPUs idle their links down): a copy no
 // faster than this did not need NVLink.
-std::optional<double> pair_pcie_raw(const ojson& context, int a, int b) {
+std::optional<double> pair_pcie_raw(const RunContext& context, int a, int b) {
   std::optional<double> best;
   for (int index : {a, b}) {
-    const ojson* gpu = gpu_at(context, index);
+    const GpuContext* gpu = context.gpu(index);
     if (gpu == nullptr) continue;
     const Link l = link_of(*gpu);
     const auto gen = l.gen_max ? l.gen_max : l.gen_current;
@@ -309,13 +292,13 @@ std::optional<double> pair_pcie_raw(const ojson& context, int a, int b) {
   return best;
 }
 
-void add_nvlink_checks(const CaseResult& c, const NvlinkFloorCase& k, const ojson& context,
+void add_nvlink_checks(const CaseResult& c, const NvlinkFloorCase& k, const RunContext& context,
                        const FloorOptions& options, std::vector<FloorCheck>& checks) {
   // The pair's rate: the lower of its two GPUs' (each from the driver or the table).
   std::optional<NvlinkRate> rate;
   std::string rate_source;
   for (int index : {k.src, k.dst}) {
-    const auto r = gpu_nvlink_rate(gpu_at(context, index));
+    const auto r = gpu_nvlink_rate(context.gpu(index));
     if (r && (!rate || r->gb_per_s < rate->gb_per_s)) {
       rate = r;
       rate_source = "GPU " + std::to_string(index) + ": " + r->source;
@@ -323,11 +306,9 @@ void add_nvlink_checks(const CaseResult& c, const NvlinkFloorCase& k, const ojso
   }
   std::string active_note;
   for (int index : {k.src, k.dst}) {
-    const ojson* gpu = gpu_at(context, index);
-    if (gpu == nullptr) continue;
-    const auto n = gpu->find("nvlink");
-    if (n == gpu->end() || !n->is_object()) continue;
-    const auto active = optional_int(*n, "active_links");
+    const GpuContext* gpu = context.gpu(index);
+    if (gpu == nullptr || !gpu->nvlink) continue;
+    const auto active = gpu->nvlink->active_links.value;
     if (active && *active < k.nvlinks) {
       active_note += "; GPU " + std::to_string(index) + " reports only " + std::to_string(*active) +
                      " active NVLinks";
@@ -433,6 +414,12 @@ bool is_failure(FloorVerdict v) {
 }
 
 std::vector<FloorCheck> check_floors(const Result& result, const FloorOptions& options) {
+  return check_floors(RunContext::from_json(result.context, "result"), result.cases, options);
+}
+
+std::vector<FloorCheck> check_floors(const RunContext& context,
+                                     const std::vector<CaseResult>& cases,
+                                     const FloorOptions& options) {
   if (!std::isfinite(options.fraction) || options.fraction <= 0 || options.fraction > 1) {
     throw std::invalid_argument("floor fraction must be in (0, 1], got " +
                                 std::to_string(options.fraction));
@@ -442,22 +429,19 @@ std::vector<FloorCheck> check_floors(const Result& result, const FloorOptions& o
     throw std::invalid_argument("NVLink floor fraction must be in (0, 1], got " +
                                 std::to_string(options.nvlink_fraction));
   }
-  const ojson& context = result.context;
   std::vector<FloorCheck> checks;
 
   // One link entry per GPU in the inventory, used or not: a degraded link anywhere on the node
   // matters to the rollout gate.
-  if (const auto it = context.find("gpus"); it != context.end() && it->is_array()) {
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      checks.push_back(link_check(static_cast<int>(i), link_of((*it)[i])));
-    }
+  for (std::size_t i = 0; i < context.gpus.size(); ++i) {
+    checks.push_back(link_check(static_cast<int>(i), link_of(context.gpus[i])));
   }
 
   // The run's device (pathbench run --device); a case's own "device" param wins when present.
-  const int run_device = optional_int(context, "device").value_or(0);
+  const int run_device = context.device.value.value_or(0);
   std::set<int> trained_up;  // GPUs whose copies beat the link state the inventory read
 
-  for (const auto& c : result.cases) {
+  for (const auto& c : cases) {
     if (const auto nvlink = nvlink_floor_case(c, context, options)) {
       add_nvlink_checks(c, *nvlink, context, options, checks);
       continue;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "result/result.hpp"
+#include "result/run_context.hpp"
 
 namespace pathbench {
 
@@ -65,6 +66,10 @@ struct FloorOptions {
 //    kNvlinkAtPcieSpeed when the median is at or below the PCIe raw rate of the pair's faster
 //    link (maximum gen x width); kUnknownLink when no per-link rate is known.
 // Cases that were skipped or failed are not floor-checked.
+std::vector<FloorCheck> check_floors(const RunContext& context,
+                                     const std::vector<CaseResult>& cases,
+                                     const FloorOptions& options);
+// The same for a result built in code (tests): its context is read as the file "result".
 std::vector<FloorCheck> check_floors(const Result& result, const FloorOptions& options);
 
 nlohmann::ordered_json to_json(const FloorCheck& f);

@@ -188,10 +188,10 @@ std::string json_label(const ojson& v) {
   return v.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
-std::string context_label(const ojson& context, const char* key) {
-  if (!context.is_object()) return "";
-  const auto it = context.find(key);
-  return it == context.end() ? "" : json_label(*it);
+// A context field as a label value: empty when absent or null (an absent label to Prometheus).
+std::string context_label(const Recorded<std::string>& f) { return f.value_or(""); }
+std::string context_label(const Recorded<int>& f) {
+  return f.value ? std::to_string(*f.value) : std::string();
 }
 
 // One side of a unit ("GB", "s", "GiB"): its base unit, plural and singular, and the factor to it.
@@ -409,41 +409,46 @@ std::optional<double> parse_utc(const std::string& text) {
 // The CUDA device index the run used: context "device". Results written before "device" was
 // recorded lack it; on a machine with exactly one GPU the run can only have used that one, so its
 // index is taken; otherwise the label stays empty rather than guessed.
-std::string run_device(const ojson& context) {
-  std::string device = context_label(context, "device");
-  if (device.empty() && context.is_object() && context.contains("gpus")) {
-    const ojson& gpus = context["gpus"];
-    if (gpus.is_array() && gpus.size() == 1 && gpus[0].is_object() && gpus[0].contains("index")) {
-      device = json_label(gpus[0]["index"]);
-    }
-  }
+std::string run_device(const RunContext& context) {
+  std::string device = context_label(context.device);
+  if (device.empty() && context.gpus.size() == 1) device = context_label(context.gpus[0].index);
   return device;
 }
 
 // pathbench_info: the run's context on one constant series.
-GaugeFamily info_family(const Result& r, const std::string& gpu) {
-  const ojson& ctx = r.context;
+GaugeFamily info_family(const RunContext& ctx, const std::string& gpu) {
   Labels labels;
-  for (const char* key :
-       {"tool_version", "git_sha", "node_type", "topology_fingerprint", "hostname", "cpu_model",
-        "kernel", "bios_vendor", "bios_version", "bios_date", "driver_version",
-        "cuda_driver_version", "cuda_runtime_version", "thp_enabled", "numa_balancing"}) {
-    labels.push_back({key, context_label(ctx, key)});
+  for (const auto& [key, value] : {std::pair{"tool_version", &ctx.tool_version},
+                                   {"git_sha", &ctx.git_sha},
+                                   {"node_type", &ctx.node_type},
+                                   {"topology_fingerprint", &ctx.topology_fingerprint},
+                                   {"hostname", &ctx.hostname},
+                                   {"cpu_model", &ctx.cpu_model},
+                                   {"kernel", &ctx.kernel},
+                                   {"bios_vendor", &ctx.bios_vendor},
+                                   {"bios_version", &ctx.bios_version},
+                                   {"bios_date", &ctx.bios_date},
+                                   {"driver_version", &ctx.driver_version}}) {
+    labels.push_back({key, context_label(*value)});
   }
+  labels.push_back({"cuda_driver_version", context_label(ctx.cuda_driver_version)});
+  labels.push_back({"cuda_runtime_version", context_label(ctx.cuda_runtime_version)});
+  labels.push_back({"thp_enabled", context_label(ctx.thp_enabled)});
+  labels.push_back({"numa_balancing", context_label(ctx.numa_balancing)});
   labels.push_back({"gpu", gpu});
   // The GPU the run used (context "device" indexes context "gpus" by its "index" field).
-  const ojson* dev = nullptr;
-  if (ctx.is_object() && ctx.contains("gpus") && ctx["gpus"].is_array()) {
-    for (const auto& g : ctx["gpus"]) {
-      if (g.is_object() && g.contains("index") && json_label(g["index"]) == gpu) dev = &g;
-    }
+  const GpuContext* dev = nullptr;
+  for (const auto& g : ctx.gpus) {
+    if (g.index.present && context_label(g.index) == gpu) dev = &g;
   }
-  for (const char* key :
-       {"name", "uuid", "pci_bus_id", "vbios", "pcie_gen_max", "pcie_width_max"}) {
-    std::string value;
-    if (dev != nullptr && dev->contains(key)) value = json_label((*dev)[key]);
-    labels.push_back({std::string("gpu_") + key, value});
-  }
+  const GpuContext none;  // every label empty
+  const GpuContext& d = dev != nullptr ? *dev : none;
+  labels.push_back({"gpu_name", context_label(d.name)});
+  labels.push_back({"gpu_uuid", context_label(d.uuid)});
+  labels.push_back({"gpu_pci_bus_id", context_label(d.pci_bus_id)});
+  labels.push_back({"gpu_vbios", context_label(d.vbios)});
+  labels.push_back({"gpu_pcie_gen_max", context_label(d.pcie_gen_max)});
+  labels.push_back({"gpu_pcie_width_max", context_label(d.pcie_width_max)});
   GaugeFamily f("pathbench_info",
                 "Context of the pathbench run that wrote this file (node, tool, driver, BIOS, "
                 "GPU); always 1.");
@@ -517,14 +522,14 @@ void PrometheusExposition::add(const CaseResult& c) {
   }
 }
 
-std::string PrometheusExposition::render(const Result& run) const {
-  const std::string gpu = run_device(run.context);
-  const std::string node_type = context_label(run.context, "node_type");
+std::string PrometheusExposition::render(const Result& run, const RunContext& context) const {
+  const std::string gpu = run_device(context);
+  const std::string node_type = context_label(context.node_type);
   const std::array<std::string, kRunSlots> run_values = {escape_label_value(gpu),
                                                          escape_label_value(node_type)};
   const Labels run_labels = {{"gpu", "", kGpuSlot}, {"node_type", "", kNodeTypeSlot}};
   std::vector<GaugeFamily> head;
-  head.push_back(info_family(run, gpu));
+  head.push_back(info_family(context, gpu));
   if (const auto t = parse_utc(run.start_time)) {
     head.emplace_back("pathbench_result_start_timestamp_seconds",
                       "Unix time at which the pathbench run started.");
@@ -557,7 +562,7 @@ std::string PrometheusExposition::render(const Result& run) const {
 std::string prometheus_exposition(const Result& result) {
   PrometheusExposition exposition;
   for (const auto& c : result.cases) exposition.add(c);
-  return exposition.render(result);
+  return exposition.render(result, RunContext::from_json(result.context, "result"));
 }
 
 }  // namespace pathbench

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "result/result.hpp"
+#include "result/run_context.hpp"
 
 namespace pathbench {
 
@@ -19,13 +20,14 @@ namespace pathbench {
 //   pathbench_case_status{id,family,status,gpu,node_type} 1          (one per case)
 //   pathbench_result_start_timestamp_seconds, pathbench_result_end_timestamp_seconds
 // Skipped and failed cases have no value series, only their pathbench_case_status.
-// The naming rules are spelled out in prometheus.cpp.
+// The naming rules are spelled out in prometheus.cpp. The context is read as the file "result"
+// (a result built in code); pathbench export reads it naming its file (PrometheusExposition).
 std::string prometheus_exposition(const Result& result);
 
 // The same, built case by case, so that a large result need never be held whole (pathbench export
 // reads it so): add() every case in the result's order, then render() with the run's other fields
-// (context, start and end time, complete; its `cases` are not read). The series are kept compactly
-// until render(), which writes the text in one allocation.
+// (start and end time, complete; its `cases` are not read) and its context. The series are kept
+// compactly until render(), which writes the text in one allocation.
 class PrometheusExposition {
  public:
   PrometheusExposition();
@@ -34,7 +36,7 @@ class PrometheusExposition {
   PrometheusExposition& operator=(PrometheusExposition&&) noexcept;
 
   void add(const CaseResult& c);
-  std::string render(const Result& run) const;
+  std::string render(const Result& run, const RunContext& context) const;
 
  private:
   struct Families;

@@ -7,6 +7,7 @@
 
 #include "compare/baseline.hpp"
 #include "compare/compare.hpp"
+#include "export/compare_report.hpp"
 #include "core/errors.hpp"
 #include "export/prometheus.hpp"
 #include "result/result.hpp"

@@ -11,6 +11,7 @@
 
 #include "compare/baseline.hpp"
 #include "compare/compare.hpp"
+#include "export/compare_report.hpp"
 #include "compare/context_changes.hpp"
 #include "inventory/environment.hpp"
 #include "stats/robust.hpp"
@@ -221,24 +222,30 @@ TEST(Baseline, RefusesRunsTakenUnderNoiseUnlessAllowed) {
   EXPECT_EQ(build_baseline(runs, names(5), allow).runs.size(), 5u);
 }
 
+// Contexts as their files hold them, read as the comparison reads them.
+std::vector<ContextChange> changes_between(const ojson& baseline, const ojson& result) {
+  return context_changes(RunContext::from_json(baseline, "baseline.json"),
+                         RunContext::from_json(result, "result.json"));
+}
+
 TEST(ContextChanges, DriverFirstThenFirmwareAndGpus) {
   ojson before = context(), after = context();
   after["driver_version"] = "590.10.01";
   after["bios_version"] = "2.2";
   after["gpus"][0]["vbios"] = "96.00.B0";
   after["gpus"][0]["pcie_gen_current"] = 1;
-  const auto changes = context_changes(before, after);
+  const auto changes = changes_between(before, after);
   ASSERT_EQ(changes.size(), 4u);
   EXPECT_EQ(changes[0].text(), "driver 580.159.04 → 590.10.01");
   EXPECT_EQ(changes[1].label, "BIOS version");
   EXPECT_EQ(changes[2].text(), "GPU 0 VBIOS 96.00.A1 → 96.00.B0");
   EXPECT_EQ(changes[3].field, "gpus/0/pcie_gen_current");
   EXPECT_NE(changes[3].note.find("idle"), std::string::npos);
-  EXPECT_TRUE(context_changes(before, before).empty());
+  EXPECT_TRUE(changes_between(before, before).empty());
   // A field an older pathbench did not record is not a change of the node.
   ojson older = before;
   older.erase("bios_version");
-  EXPECT_TRUE(context_changes(older, before).empty());
+  EXPECT_TRUE(changes_between(older, before).empty());
 }
 
 TEST(Confirmation, MajorityOfRunsDecides) {

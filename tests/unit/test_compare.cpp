@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/compare.hpp"
+#include "export/compare_report.hpp"
 #include "inventory/fingerprint.hpp"
 #include "inventory/inventory.hpp"
 #include "result/result.hpp"

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/compare.hpp"
+#include "export/compare_report.hpp"
 #include "compare/floors.hpp"
 #include "result/result.hpp"
 

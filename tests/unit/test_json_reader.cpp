@@ -14,6 +14,7 @@
 
 #include "compare/baseline.hpp"
 #include "compare/compare.hpp"
+#include "export/compare_report.hpp"
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
 #include "result/result.hpp"
