@@ -5,7 +5,7 @@
 #include "bench/copy.hpp"
 #include "bench/fault_injection.hpp"
 #include "bench/host_memory.hpp"
-#include "bench/overlap_family.hpp"
+#include "bench/overlap.hpp"
 #include "bench/peer_family.hpp"
 #include "bench/small_copies_family.hpp"
 #include "bench/unified_memory_family.hpp"

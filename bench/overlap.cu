@@ -4,15 +4,15 @@
 #include <array>
 #include <optional>
 
-#include "bench/overlap_family.hpp"
+#include "bench/overlap.hpp"
 #include "core/errors.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/device_pattern.hpp"
-#include "cuda/gpu_block_timer.hpp"
 #include "cuda/kernel_loading.hpp"
-#include "core/host_clock.hpp"
+#include "measure/latched_clock.hpp"
 #include "measure/pattern.hpp"
-#include "placement/host_buffer.hpp"
+#include "measure/placed_host_memory.hpp"
+#include "placement/thread_placement.hpp"
 #include "timeline/cupti_timeline.hpp"
 
 namespace pathbench {
@@ -35,48 +35,30 @@ __global__ void compute_for(unsigned long long ns) {
   }
 }
 
-enum class Variant {
-  kPageableSeparateStream,
-  kPinnedSameStream,
-  kPinnedEventWait,
-  kPinnedDeviceSync
-};
-
-Variant variant_of(const std::string& v) {
-  if (v == "pageable_separate_stream") return Variant::kPageableSeparateStream;
-  if (v == "pinned_same_stream") return Variant::kPinnedSameStream;
-  if (v == "pinned_device_sync") return Variant::kPinnedDeviceSync;
-  return Variant::kPinnedEventWait;
-}
-
 class OverlapBench final : public CaseBench {
  public:
-  OverlapBench(const CaseSpec& spec, int device)
-      : variant_(variant_of(spec.str("variant"))),
-        kernel_ns_(static_cast<unsigned long long>(spec.integer("kernel_us")) * 1000ull),
-        bytes_(static_cast<std::size_t>(spec.integer("bytes"))),
-        iterations_(spec.has("iterations") ? static_cast<int>(spec.integer("iterations")) : 8) {
-    PB_CUDA(cudaSetDevice(device));
+  OverlapBench(const OverlapRequest& r, const Machine& machine, int device)
+      : r_(r), device_(set_device(device)), thread_(machine, machine.gpu_local_node(device)) {
     int sms = 0;
     PB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     blocks_ = std::max(1, sms);
+    const bool pageable = r.variant == OverlapVariant::kPageableSeparateStream;
     for (int i = 0; i < 2; ++i) {
-      if (variant_ == Variant::kPageableSeparateStream) {
-        pageable_[i].emplace(HostBufferRequest{bytes_, PageType::k4K, std::nullopt});
-        pageable_[i]->touch();
-        host_[i] = pageable_[i]->data();
-      } else {
-        pinned_[i] = PinnedHostMemory(bytes_);
-        host_[i] = pinned_[i].get();
-      }
-      fill_pattern({host_[i], bytes_}, kSeed);
-      device_[i] = DeviceMemory(bytes_);
+      host_[i] = PlacedHostMemory({pageable ? HostMemoryKind::kPageable : HostMemoryKind::kPinned,
+                                   r.bytes, pageable ? std::optional(PageType::k4K) : std::nullopt,
+                                   thread_.node()});
+      fill_pattern({host_[i].data(), r.bytes}, kSeed);
+      device_buf_[i] = DeviceMemory(r.bytes);
     }
+    placement_ = host_[0].checks("host buffers");
+    placement_.push_back(thread_.check());
   }
 
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
-
   std::vector<MetricSpec> metrics() const override { return overlap_metrics(); }
+  std::string timing_detail() const override {
+    return clock_.describe() + "; the ideal is max(copy alone, kernel alone), each timed alone";
+  }
 
   void warm_up(double) override {
     {
@@ -90,49 +72,49 @@ class OverlapBench final : public CaseBench {
       probe.collect();
     }
     // The ideal iteration is max(copy alone, kernel alone), each timed alone on an idle GPU.
-    GpuBlockTimer timer;
     load_kernel(compute_for);  // before the first latched block (see kernel_loading.hpp)
-    kernel_alone_ = timer.time_block(compute_.get(), [&] { launch_kernel(compute_.get()); });
-    if (variant_ == Variant::kPageableSeparateStream) {
-      copy_alone_ = time_on_host([&] {
-        enqueue_copy(1, copy_.get());
-        copy_.synchronize();
-      });
+    LatchedClock kernel_clock(compute_.get());
+    kernel_alone_ = kernel_clock.time([&] { launch_kernel(compute_.get()); }).front();
+    if (r_.variant == OverlapVariant::kPageableSeparateStream) {
+      HostClock copy_clock([&] { copy_.synchronize(); });
+      copy_alone_ = copy_clock.time([&] { enqueue_copy(1, copy_.get()); }).front();
     } else {
-      copy_alone_ = timer.time_block(copy_.get(), [&] { enqueue_copy(1, copy_.get()); });
+      LatchedClock copy_clock(copy_.get());
+      copy_alone_ = copy_clock.time([&] { enqueue_copy(1, copy_.get()); }).front();
     }
   }
 
   Sample measure() override {
-    PB_CUDA(cudaMemsetAsync(device_[0].get(), 0, bytes_, compute_.get()));
-    PB_CUDA(cudaMemsetAsync(device_[1].get(), 0, bytes_, compute_.get()));
+    PB_CUDA(cudaMemsetAsync(device_buf_[0].get(), 0, r_.bytes, compute_.get()));
+    PB_CUDA(cudaMemsetAsync(device_buf_[1].get(), 0, r_.bytes, compute_.get()));
     compute_.synchronize();
     prime();  // batch 0 arrives before the clock starts: a steady-state loop is what is judged
     TimelineCapture capture(TimelineCapture::Options{});
-    const double seconds = time_on_host([&] { run_iterations(); });
+    const double seconds = clock_.time([&] { run_iterations(); }).front();
     timeline_ = capture.collect();
     if (!timeline_.unavailable_reason.empty()) {
       throw CaseFailure("the timeline of this sample is missing: " + timeline_.unavailable_reason);
     }
     analysis_ = analyze_timeline(timeline_);
-    const double per_iteration = seconds / iterations_;
+    const double per_iteration = seconds / r_.iterations;
     const double ideal = std::max(copy_alone_, kernel_alone_);
     return {seconds, {per_iteration, analysis_.overlap_fraction, per_iteration / ideal}};
   }
 
   void verify() override {
-    // The last iteration copied batch `iterations_` into buffer iterations_ % 2.
-    checker_.verify(device_[iterations_ % 2].get(), bytes_, kSeed, compute_.get(),
+    // The last iteration copied batch `iterations` into buffer iterations % 2.
+    checker_.verify(device_buf_[r_.iterations % 2].get(), r_.bytes, kSeed, compute_.get(),
                     "device buffer after the last copy");
-    verified_ = true;
+    ++verified_;
   }
 
   std::vector<Check> checks() const override {
-    std::vector<Check> all = timeline_checks(timeline_, analysis_);
-    all.push_back({"copy_pattern", verified_,
-                   verified_ ? "the last batch matched the pattern after every sample"
-                             : "no sample was verified",
-                   nullptr});
+    std::vector<Check> all = placement_;
+    for (auto& c : timeline_checks(timeline_, analysis_)) all.push_back(std::move(c));
+    all.push_back({"copy_pattern", verified_ > 0,
+                   verified_ > 0 ? "the last batch matched the pattern after every sample"
+                                 : "no sample was verified",
+                   verified_});
     return all;
   }
 
@@ -144,7 +126,8 @@ class OverlapBench final : public CaseBench {
                                      : "CUPTI dropped " + std::to_string(timeline.dropped_records) +
                                            " records: the timeline is incomplete",
                    timeline.dropped_records});
-    const std::string wanted = variant_ == Variant::kPageableSeparateStream ? "pageable" : "pinned";
+    const bool pageable = r_.variant == OverlapVariant::kPageableSeparateStream;
+    const std::string wanted = pageable ? "pageable" : "pinned";
     std::size_t matching = 0;
     for (const auto& [kind, n] : analysis.copies_by_source_kind) {
       if (kind == wanted) matching += n;
@@ -154,30 +137,34 @@ class OverlapBench final : public CaseBench {
                        " copies on the timeline read " + wanted + " memory",
                    wanted});
     // A pageable copy may be split by the driver into several records; pinned ones may not.
-    const double per_iteration = static_cast<double>(analysis.copies) / (iterations_ + 0.0);
-    const bool one_each = variant_ == Variant::kPageableSeparateStream
-                              ? analysis.copies >= static_cast<std::size_t>(iterations_)
-                              : analysis.copies == static_cast<std::size_t>(iterations_);
+    const auto iterations = static_cast<std::size_t>(r_.iterations);
+    const bool one_each = pageable ? analysis.copies >= iterations : analysis.copies == iterations;
     out.push_back({"copies_per_iteration", one_each,
                    std::to_string(analysis.copies) + " copy records for " +
-                       std::to_string(iterations_) + " iterations",
-                   per_iteration});
+                       std::to_string(iterations) + " iterations",
+                   static_cast<double>(analysis.copies) / static_cast<double>(iterations)});
     return out;
   }
 
   const Timeline* captured_timeline() const override { return &timeline_; }
-  std::uint64_t operations_per_sample() const override { return iterations_; }
-  std::uint64_t bytes_per_sample() const override { return bytes_ * iterations_; }
+  std::uint64_t operations_per_sample() const override { return r_.iterations; }
+  std::uint64_t bytes_per_sample() const override { return r_.bytes * r_.iterations; }
 
  private:
+  static int set_device(int device) {
+    PB_CUDA(cudaSetDevice(device));
+    return device;
+  }
+
   void launch_kernel(cudaStream_t s) const {
-    compute_for<<<blocks_, 32, 0, s>>>(kernel_ns_);
+    compute_for<<<blocks_, 32, 0, s>>>(r_.kernel_ns);
     PB_CUDA(cudaGetLastError());
   }
 
   void enqueue_copy(int batch, cudaStream_t s) const {
     const int b = batch % 2;
-    PB_CUDA(cudaMemcpyAsync(device_[b].get(), host_[b], bytes_, cudaMemcpyHostToDevice, s));
+    PB_CUDA(cudaMemcpyAsync(device_buf_[b].get(), host_[b].data(), r_.bytes,
+                            cudaMemcpyHostToDevice, s));
   }
 
   // Loads batch 0 and waits for it, outside the timed loop.
@@ -192,23 +179,19 @@ class OverlapBench final : public CaseBench {
   void run_iterations() {
     const cudaStream_t compute = compute_.get();
     const cudaStream_t copy = copy_.get();
-    switch (variant_) {
-      case Variant::kPinnedSameStream:
-        for (int i = 0; i < iterations_; ++i) {
+    for (int i = 0; i < r_.iterations; ++i) {
+      switch (r_.variant) {
+        case OverlapVariant::kPinnedSameStream:
           launch_kernel(compute);
           enqueue_copy(i + 1, compute);
-        }
-        break;
-      case Variant::kPinnedDeviceSync:
-        for (int i = 0; i < iterations_; ++i) {
+          break;
+        case OverlapVariant::kPinnedDeviceSync:
           launch_kernel(compute);
           enqueue_copy(i + 1, copy);
           PB_CUDA(cudaDeviceSynchronize());
-        }
-        break;
-      case Variant::kPinnedEventWait:
-      case Variant::kPageableSeparateStream:
-        for (int i = 0; i < iterations_; ++i) {
+          break;
+        case OverlapVariant::kPinnedEventWait:
+        case OverlapVariant::kPageableSeparateStream: {
           const int cur = i % 2, next = (i + 1) % 2;
           // Compute on batch i once it has arrived...
           PB_CUDA(cudaStreamWaitEvent(compute, copied_[cur].get(), 0));
@@ -218,41 +201,36 @@ class OverlapBench final : public CaseBench {
           if (i > 0) PB_CUDA(cudaStreamWaitEvent(copy, computed_[next].get(), 0));
           enqueue_copy(i + 1, copy);
           PB_CUDA(cudaEventRecord(copied_[next].get(), copy));
+          break;
         }
-        break;
+      }
     }
     PB_CUDA(cudaDeviceSynchronize());
   }
 
-  Variant variant_;
-  unsigned long long kernel_ns_;
-  std::size_t bytes_;
-  int iterations_;
+  OverlapRequest r_;
+  int device_;
+  ThreadPlacement thread_;
   int blocks_ = 1;
-  std::array<std::optional<HostBuffer>, 2> pageable_;
-  std::array<PinnedHostMemory, 2> pinned_;
-  std::array<std::byte*, 2> host_{};
-  std::array<DeviceMemory, 2> device_;
+  std::array<PlacedHostMemory, 2> host_;
+  std::array<DeviceMemory, 2> device_buf_;
   Stream compute_, copy_;
   std::array<Event, 2> copied_{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
   std::array<Event, 2> computed_{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
   DevicePatternChecker checker_;
+  HostClock clock_{{}, "the loop synchronises the device itself; overlap is read off the timeline"};
   double copy_alone_ = 0, kernel_alone_ = 0;
+  std::vector<Check> placement_;
   Timeline timeline_;
   TimelineAnalysis analysis_;
-  bool verified_ = false;
-};
-
-class OverlapFamily final : public OverlapFamilyBase {
- public:
-  std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine&,
-                                     int device) const override {
-    return std::make_unique<OverlapBench>(spec, device);
-  }
+  std::uint64_t verified_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Family> make_overlap_family() { return std::make_unique<OverlapFamily>(); }
+std::unique_ptr<CaseBench> make_overlap_bench(const OverlapRequest& r, const Machine& machine,
+                                              int device) {
+  return std::make_unique<OverlapBench>(r, machine, device);
+}
 
 }  // namespace pathbench

@@ -2,18 +2,11 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/memory_type.hpp"
+#include "placement/buffer_checks.hpp"
 #include "placement/memory_policy.hpp"
-#include "placement/page_placement.hpp"
-#include "placement/smaps.hpp"
 
 namespace pathbench {
 
-namespace {
-
-constexpr double kMinPlacedFraction = 0.99;
-constexpr double kMinHugeFraction = 0.9;
-
-}  // namespace
 
 PlacedHostMemory::PlacedHostMemory(const HostMemoryRequest& request) : request_(request) {
   if (request.kind == HostMemoryKind::kPinned) {
@@ -54,32 +47,12 @@ std::vector<Check> PlacedHostMemory::checks(const std::string& what,
   const bool pageable = request_.kind == HostMemoryKind::kPageable;
   out.push_back(host_memory_kind_check(ptr_, pageable ? cudaMemoryTypeUnregistered : cudaMemoryTypeHost,
                                        what, (request_.pinned_flags & cudaHostAllocMapped) != 0));
+  const bool pinned = request_.kind == HostMemoryKind::kPinned;
   if (request_.node) {
-    const int node = *request_.node;
-    const PagePlacement where = query_page_placement(ptr_, request_.bytes);
-    if (request_.kind == HostMemoryKind::kPinned && where.pages_error == where.pages_sampled) {
-      // Driver-allocated pinned pages are not visible to move_pages; say so rather than guess.
-      out.push_back({"host_placement", true,
-                     "move_pages cannot see cudaMallocHost pages (" + where.describe() +
-                         "); allocated under MPOL_BIND to node " + std::to_string(node),
-                     nullptr});
-    } else {
-      const double on_node = where.fraction_on(node);
-      out.push_back({"host_placement", on_node >= kMinPlacedFraction,
-                     where.describe() + " (wanted node " + std::to_string(node) + ")", on_node});
-    }
+    out.push_back(page_placement_check("host_placement", ptr_, request_.bytes, request_.node, pinned));
   }
-  if (request_.page && request_.kind != HostMemoryKind::kPinned) {
-    const auto backing = query_huge_backing(ptr_, request_.bytes);
-    if (!backing) {
-      out.push_back({"huge_backing", false, "the " + what + " is not in /proc/self/smaps", nullptr});
-    } else if (*request_.page == PageType::k4K) {
-      out.push_back({"huge_backing", backing->huge_kb == 0,
-                     backing->describe() + " (wanted 4 KiB pages only)", backing->fraction()});
-    } else {
-      out.push_back({"huge_backing", backing->fraction() >= kMinHugeFraction,
-                     backing->describe() + " (wanted huge pages)", backing->fraction()});
-    }
+  if (request_.page && !pinned) {
+    out.push_back(huge_backing_check("huge_backing", ptr_, request_.bytes, *request_.page));
   }
   for (auto& c : out) c.name += suffix;
   return out;

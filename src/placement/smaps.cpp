@@ -149,12 +149,49 @@ std::optional<HugeBacking> huge_backing_in(const std::vector<SmapsEntry>& entrie
   return backing;
 }
 
-std::optional<HugeBacking> query_huge_backing(const void* addr, std::uint64_t bytes) {
+namespace {
+
+std::vector<SmapsEntry> read_own_smaps() {
   std::ifstream in("/proc/self/smaps");
   if (!in) throw SystemError("open /proc/self/smaps", errno);
   std::ostringstream text;
   text << in.rdbuf();
-  return huge_backing_in(parse_smaps(text.str()), reinterpret_cast<std::uintptr_t>(addr), bytes);
+  return parse_smaps(text.str());
+}
+
+}  // namespace
+
+std::optional<HugeBacking> query_huge_backing(const void* addr, std::uint64_t bytes) {
+  return huge_backing_in(read_own_smaps(), reinterpret_cast<std::uintptr_t>(addr), bytes);
+}
+
+std::string LockState::describe() const {
+  return std::to_string(flagged) + " of " + std::to_string(entries) +
+         " smaps entries of the buffer have VM_LOCKED ('lo'); Locked " +
+         std::to_string(locked_kb) + " kB";
+}
+
+LockState lock_state_in(const std::vector<SmapsEntry>& entries, std::uintptr_t addr,
+                        std::uint64_t bytes) {
+  LockState state;
+  for (const auto& e : entries) {
+    if (e.end <= addr || e.start >= addr + bytes) continue;
+    ++state.entries;
+    state.locked_kb += e.locked_kb;
+    std::istringstream flags(e.vm_flags);
+    std::string flag;
+    while (flags >> flag) {
+      if (flag == "lo") {
+        ++state.flagged;
+        break;
+      }
+    }
+  }
+  return state;
+}
+
+LockState query_lock_state(const void* addr, std::uint64_t bytes) {
+  return lock_state_in(read_own_smaps(), reinterpret_cast<std::uintptr_t>(addr), bytes);
 }
 
 }  // namespace pathbench

@@ -39,4 +39,18 @@ std::optional<HugeBacking> huge_backing_in(const std::vector<SmapsEntry>& entrie
 // Reads /proc/self/smaps.
 std::optional<HugeBacking> query_huge_backing(const void* addr, std::uint64_t bytes);
 
+// Whether [addr, addr+bytes) is really locked: mlock returning 0 should mean VM_LOCKED ("lo" in
+// VmFlags) on every VMA of the range; a sanitizer's no-op interceptor or a kernel that skips the
+// VMA would otherwise go unnoticed.
+struct LockState {
+  int entries = 0;  // smaps entries overlapping the range
+  int flagged = 0;  // of those, with VM_LOCKED
+  std::uint64_t locked_kb = 0;
+  bool locked() const { return entries > 0 && flagged == entries; }
+  std::string describe() const;
+};
+LockState lock_state_in(const std::vector<SmapsEntry>& entries, std::uintptr_t addr,
+                        std::uint64_t bytes);
+LockState query_lock_state(const void* addr, std::uint64_t bytes);  // reads /proc/self/smaps
+
 }  // namespace pathbench

@@ -105,27 +105,40 @@ TEST(HostMemoryFamily, DescribesItsAxes) {
   EXPECT_EQ(family->required_axes(), (std::vector<std::string>{"measure", "bytes"}));
 }
 
+// What loading a scenario file rejects for one case: a missing required axis, a value outside
+// its axis's schema, or a combination the family refuses. The reason, else nothing.
+std::optional<std::string> rejected(const Family& family, const CaseSpec& spec) {
+  for (const auto& axis : family.required_axes()) {
+    if (!spec.has(axis)) return "axis '" + axis + "' is required";
+  }
+  for (const auto& schema : family.axes()) {
+    if (!spec.has(schema.name)) continue;
+    if (auto why = check_axis_value(schema, spec.params.at(schema.name))) return why;
+  }
+  return family.invalid_combination(spec);
+}
+
 TEST(HostMemoryFamily, InvalidCombinations) {
   const auto family = make_host_memory_family();
-  EXPECT_FALSE(family->invalid_combination(make_spec({{"measure", "memcpy"}, {"bytes", 4096}})));
-  EXPECT_FALSE(family->invalid_combination(make_spec({{"measure", "mlock"},
+  EXPECT_FALSE(rejected(*family, make_spec({{"measure", "memcpy"}, {"bytes", 4096}})));
+  EXPECT_FALSE(rejected(*family, make_spec({{"measure", "mlock"},
                                                       {"page", "thp"},
                                                       {"cpu_node", 0},
                                                       {"mem_node", 0},
                                                       {"bytes", 1 << 20}})));
-  EXPECT_FALSE(family->invalid_combination(make_spec(
+  EXPECT_FALSE(rejected(*family, make_spec(
       {{"measure", "first_touch"}, {"page", "hugetlb"}, {"mem_node", 0}, {"bytes", 1 << 20}})));
   // The kernel's mlock skips hugetlb mappings: nothing would be measured.
-  const auto mlock_hugetlb = family->invalid_combination(
+  const auto mlock_hugetlb = rejected(*family, 
       make_spec({{"measure", "mlock"}, {"page", "hugetlb"}, {"bytes", 1 << 20}}));
   ASSERT_TRUE(mlock_hugetlb);
   EXPECT_NE(mlock_hugetlb->find("hugetlb"), std::string::npos);
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"bytes", 4096}})));
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"measure", "memcpy"}})));
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"measure", "memcpy"}, {"bytes", 100}})));
-  EXPECT_TRUE(family->invalid_combination(
+  EXPECT_TRUE(rejected(*family, make_spec({{"bytes", 4096}})));
+  EXPECT_TRUE(rejected(*family, make_spec({{"measure", "memcpy"}})));
+  EXPECT_TRUE(rejected(*family, make_spec({{"measure", "memcpy"}, {"bytes", 100}})));
+  EXPECT_TRUE(rejected(*family, 
       make_spec({{"measure", "memcpy"}, {"page", "2m"}, {"bytes", 4096}})));
-  EXPECT_TRUE(family->invalid_combination(
+  EXPECT_TRUE(rejected(*family, 
       make_spec({{"measure", "memcpy"}, {"mem_node", -1}, {"bytes", 4096}})));
 }
 
@@ -249,7 +262,7 @@ TEST(HostMemoryFamily, MemcpyMeasuresAndVerifies) {
   const auto checks = bench->checks();
   expect_all_passed(checks);
   for (const char* name : {"destination_pattern", "source_placement", "destination_placement",
-                           "source_huge_backing", "destination_huge_backing", "thread_cpu"}) {
+                           "source_huge_backing", "destination_huge_backing", "thread_placement"}) {
     EXPECT_TRUE(has_check(checks, name)) << name;
   }
 }
@@ -265,7 +278,7 @@ TEST(HostMemoryFamily, MemcpyThpIsHugeBacked) {
   bench->measure();
   bench->verify();
   expect_all_passed(bench->checks());
-  EXPECT_FALSE(has_check(bench->checks(), "thread_cpu"));  // no cpu_node: nothing to check
+  EXPECT_FALSE(has_check(bench->checks(), "thread_placement"));  // no cpu_node: nothing to check
 }
 
 const Check* find_check(const std::vector<Check>& checks, const std::string& name) {
@@ -368,7 +381,7 @@ TEST(HostMemoryFamily, FirstTouch4k) {
   }
   EXPECT_TRUE(has_check(bench->checks(), "buffer_huge_backing"));
   EXPECT_TRUE(has_check(bench->checks(), "buffer_placement"));
-  EXPECT_TRUE(has_check(bench->checks(), "thread_cpu"));
+  EXPECT_TRUE(has_check(bench->checks(), "thread_placement"));
   EXPECT_THROW(host_memory_destination_for_testing(*bench), std::invalid_argument);
 }
 

@@ -1,0 +1,71 @@
+#include "bench/overlap.hpp"
+
+#include "measure/gpu_bench.hpp"
+#include "scenario/typed_axis.hpp"
+
+namespace pathbench {
+
+namespace {
+
+const EnumAxis<OverlapVariant> kVariant{
+    "variant",
+    {{"pageable_separate_stream", OverlapVariant::kPageableSeparateStream},
+     {"pinned_same_stream", OverlapVariant::kPinnedSameStream},
+     {"pinned_event_wait", OverlapVariant::kPinnedEventWait},
+     {"pinned_device_sync", OverlapVariant::kPinnedDeviceSync}},
+    "how the copy and the kernel are issued"};
+const IntegerAxis kKernelUs{"kernel_us", 10, 1000000, "kernel duration, microseconds"};
+const IntegerAxis kBytes{"bytes", 4096, std::int64_t{1} << 32, "bytes per copy"};
+const IntegerAxis kIterations{"iterations", 2, 10000, "batches per sample (default 8)"};
+
+OverlapRequest decode(const CaseSpec& spec) {
+  return {kVariant.decode(spec), static_cast<std::uint64_t>(kKernelUs.decode(spec)) * 1000,
+          static_cast<std::uint64_t>(kBytes.decode(spec)),
+          static_cast<int>(kIterations.decode_or(spec, 8))};
+}
+
+class OverlapFamily final : public Family {
+ public:
+  std::string_view name() const override { return "overlap"; }
+  std::string_view description() const override {
+    return "a compute kernel of controlled duration and an H2D copy of the next batch, issued as "
+           "pageable/separate stream, pinned/same stream, pinned/copy stream + event wait (the "
+           "recommended pattern) and pinned/copy stream + device synchronisation; overlap is "
+           "measured on a CUPTI timeline";
+  }
+  const std::vector<AxisSchema>& axes() const override {
+    static const auto kAxes = axis_schemas(kVariant, kKernelUs, kBytes, kIterations);
+    return kAxes;
+  }
+  std::vector<std::string> required_axes() const override {
+    return {"variant", "kernel_us", "bytes"};
+  }
+  // Two batches in flight: double-buffered on both sides.
+  MemoryNeeds memory_needs(const CaseSpec& spec) const override {
+    const std::uint64_t bytes = decode(spec).bytes;
+    return {2 * bytes, 2 * bytes};
+  }
+  Requirements requirements(const CaseSpec&) const override {
+    return std::move(Requirements().gpu());
+  }
+  bool measures_on_timeline() const override { return true; }
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec&) const override {
+    return metric_names_of(overlap_metrics());
+  }
+  std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
+                                     int device) const override {
+    PATHBENCH_GPU_BENCH(make_overlap_bench(decode(spec), machine, device));
+  }
+};
+
+}  // namespace
+
+std::vector<MetricSpec> overlap_metrics() {
+  return {{"time_per_iteration", "s", Better::kLower},
+          {"overlap_fraction", "ratio", Better::kHigher},
+          {"ratio_to_ideal", "ratio", Better::kLower}};
+}
+
+std::unique_ptr<Family> make_overlap_family() { return std::make_unique<OverlapFamily>(); }
+
+}  // namespace pathbench
