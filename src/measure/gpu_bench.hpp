@@ -10,5 +10,11 @@
 #ifdef PATHBENCH_HAVE_CUDA
 #define PATHBENCH_GPU_BENCH(...) return __VA_ARGS__
 #else
-#define PATHBENCH_GPU_BENCH(...) throw ::pathbench::SkipCase(::pathbench::probe_cuda().unavailable_reason)
+// The expression is named in an unevaluated operand only: it must still compile (the bench's
+// declaration is the same in both builds), and its arguments count as used.
+#define PATHBENCH_GPU_BENCH(...)                                                      \
+  do {                                                                                \
+    static_cast<void>(sizeof(decltype(__VA_ARGS__)*));                                \
+    throw ::pathbench::SkipCase(::pathbench::probe_cuda().unavailable_reason);        \
+  } while (false)
 #endif
