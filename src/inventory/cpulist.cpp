@@ -15,7 +15,8 @@ constexpr int kMaxId = 1 << 20;
 
 constexpr std::string_view kSpace = " \t\r\n\v\f";
 
-std::string_view trim(std::string_view text) {
+// Wider than core/text.hpp's trim (also \v and \f), and named apart: both are visible here.
+std::string_view trim_space(std::string_view text) {
   auto first = text.find_first_not_of(kSpace);
   if (first == std::string_view::npos) return {};
   auto last = text.find_last_not_of(kSpace);
@@ -44,7 +45,7 @@ int parse_id(std::string_view number, std::string_view whole) {
 
 std::vector<int> parse_cpu_list(std::string_view text) {
   const std::string_view whole = text;
-  text = trim(text);
+  text = trim_space(text);
   std::vector<int> ids;
   if (text.empty()) return ids;
   // Inclusive [first, last] spans, merged before they are expanded: expanding each element as
@@ -53,7 +54,7 @@ std::vector<int> parse_cpu_list(std::string_view text) {
   std::size_t strided_spans = 0;
   while (true) {
     auto comma = text.find(',');
-    std::string_view item = trim(text.substr(0, comma));
+    std::string_view item = trim_space(text.substr(0, comma));
     if (item.empty()) reject("CPU list", whole, "empty element");
 
     // Kernel grammar: N | N-M | N-M:used/group
@@ -74,8 +75,8 @@ std::vector<int> parse_cpu_list(std::string_view text) {
     }
     int first = 0, last = 0;
     if (auto dash = item.find('-'); dash != std::string_view::npos) {
-      first = parse_id(trim(item.substr(0, dash)), whole);
-      last = parse_id(trim(item.substr(dash + 1)), whole);
+      first = parse_id(trim_space(item.substr(0, dash)), whole);
+      last = parse_id(trim_space(item.substr(dash + 1)), whole);
       if (first > last) reject("CPU list", whole, "range runs backwards");
     } else {
       first = last = parse_id(item, whole);
@@ -105,14 +106,14 @@ std::vector<int> parse_cpu_list(std::string_view text) {
 
 std::vector<int> parse_cpu_mask(std::string_view text) {
   const std::string_view whole = text;
-  text = trim(text);
+  text = trim_space(text);
   std::vector<int> ids;
   if (text.empty()) return ids;
 
   std::vector<std::string_view> words;
   while (true) {
     auto comma = text.find(',');
-    words.push_back(trim(text.substr(0, comma)));
+    words.push_back(trim_space(text.substr(0, comma)));
     if (comma == std::string_view::npos) break;
     text = text.substr(comma + 1);
   }
