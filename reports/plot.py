@@ -259,13 +259,33 @@ def short_case_id(case_id: str) -> str:
     return " ".join(out)
 
 
+# Fallback for results written before the context carried gpus[].pcie.raw_gbps_per_direction:
+# the same table as src/inventory/link_rates.hpp (GT/s, data bits per transferred bit), which is
+# the one source of truth; tests/unit/test_plot_link_rates.py holds the two to the same values.
+PCIE_GENERATIONS = {
+    1: (2.5, 8 / 10), 2: (5.0, 8 / 10),
+    3: (8.0, 128 / 130), 4: (16.0, 128 / 130), 5: (32.0, 128 / 130),
+    6: (64.0, 242 / 256), 7: (128.0, 242 / 256),  # FLIT mode: 242 of 256 flit bytes are data
+}
+
+
 def pcie_raw_gb_per_s(gen: Any, width: Any) -> float | None:
-    """Raw PCIe bandwidth per direction (after line encoding), GB/s."""
-    per_lane = {1: 2.5 * 0.8, 2: 5.0 * 0.8, 3: 8.0 * 128 / 130, 4: 16.0 * 128 / 130, 5: 32.0 * 128 / 130,
-                6: 64.0 * 242 / 256}
-    if not (_is_number(gen) and _is_number(width)) or gen not in per_lane or not 0 < width <= 64:
+    """Raw PCIe bandwidth per direction (after line encoding), GB/s: GT/s x lanes x encoding / 8."""
+    if not (_is_number(gen) and _is_number(width)) or gen not in PCIE_GENERATIONS or not 0 < width <= 32:
         return None
-    return per_lane[int(gen)] * float(width) / 8.0
+    gt_per_s, encoding = PCIE_GENERATIONS[int(gen)]
+    return gt_per_s * float(width) * encoding / 8.0
+
+
+def gpu_pcie_raw_gb_per_s(gpu: dict[str, Any]) -> float | None:
+    """The raw rate of the GPU's current link: the context's own figure (pathbench computes it from
+    its link table), else the table above for results that lack it."""
+    pcie = gpu.get("pcie")
+    rates = pcie.get("raw_gbps_per_direction") if isinstance(pcie, dict) else None
+    if isinstance(rates, dict) and "current" in rates:
+        current = rates["current"]
+        return float(current) if _finite(current) and current > 0 else None
+    return pcie_raw_gb_per_s(gpu.get("pcie_gen_current"), gpu.get("pcie_width_current"))
 
 
 def mpl_text(s: Any) -> str:
@@ -648,9 +668,10 @@ def plot_bandwidth(results: Sequence[LoadedResult], direction: str) -> PlotOutpu
             for gpu in gpus if isinstance(gpus, list) else []:
                 if not isinstance(gpu, dict):
                     continue
-                raw = pcie_raw_gb_per_s(gpu.get("pcie_gen_current"), gpu.get("pcie_width_current"))
-                if raw:
-                    links[(int(gpu["pcie_gen_current"]), int(gpu["pcie_width_current"]))] = raw
+                raw = gpu_pcie_raw_gb_per_s(gpu)
+                gen, width = gpu.get("pcie_gen_current"), gpu.get("pcie_width_current")
+                if raw and _is_number(gen) and _is_number(width):
+                    links[(int(gen), int(width))] = raw
         for (gen, width), raw in links.items():
             if raw < ymax * 4:
                 ax.axhline(raw, color="#888888", linestyle=(0, (4, 3)), linewidth=1,

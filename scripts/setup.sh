@@ -70,6 +70,40 @@ if ((test_deps)); then
   fi
 fi
 configure=(-DPATHBENCH_WERROR="$([[ "${CI:-}" == true ]] && echo ON || echo OFF)")
+
+# NVML's header, for every preset (the library itself is dlopen'ed at run time). CMake looks in the
+# CUDA toolkit first; where the toolkit has none (CUDA 13 ships without nvml.h), the PyPI package
+# nvidia-nvml-dev-cu12 provides it, in a venv of its own so the test venv's pins stay untouched.
+# Without network and without the header the build still works: the inventory then reads
+# nvidia-smi, and CMake says so.
+nvml_toolkit_header=""
+for dir in "$(dirname "$(command -v nvcc 2>/dev/null || echo /nonexistent/bin/nvcc)")/../include" \
+           /usr/local/cuda/include /usr/include; do
+  if [[ -f "$dir/nvml.h" ]]; then nvml_toolkit_header="$dir/nvml.h"; break; fi
+done
+if [[ -z "$nvml_toolkit_header" ]]; then
+  nvml_venv="$root/build/nvml-venv"
+  nvml_package="nvidia-nvml-dev-cu12==12.9.79"
+  if [[ ! -x "$nvml_venv/bin/python" || "$(cat "$nvml_venv/.package" 2>/dev/null)" != "$nvml_package" ]]; then
+    echo "pathbench setup: installing $nvml_package (nvml.h) into $nvml_venv" >&2
+    if python3 -m venv "$nvml_venv" &&
+       "$nvml_venv/bin/python" -m pip install -q --disable-pip-version-check "$nvml_package"; then
+      echo "$nvml_package" > "$nvml_venv/.package"
+    else
+      echo "pathbench setup: could not install $nvml_package; building without nvml.h (the inventory uses nvidia-smi)" >&2
+    fi
+  fi
+  # Where the installed package put the header, asked of the package itself.
+  nvml_include="$("$nvml_venv/bin/python" - 2>/dev/null <<'PY' || true
+import importlib.metadata as metadata
+for f in metadata.files("nvidia-nvml-dev-cu12") or []:
+    if f.name == "nvml.h":
+        print(f.locate().parent.resolve())
+        break
+PY
+)"
+  [[ -n "$nvml_include" ]] && configure+=(-DPATHBENCH_NVML_HINT_DIR="$nvml_include")
+fi
 if [[ "$preset" == sanitize ]] && ! command -v clang++-14 >/dev/null; then
   # The preset names clang-14 (Debian 12's); any clang has libFuzzer, gcc only the sanitizers.
   if command -v clang++ >/dev/null && command -v clang >/dev/null; then

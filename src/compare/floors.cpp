@@ -377,21 +377,6 @@ void add_nvlink_checks(const CaseResult& c, const NvlinkFloorCase& k, const RunC
 
 }  // namespace
 
-std::optional<double> pcie_raw_gb_per_s(int generation, int width) {
-  struct Rate {
-    double gt_per_s;  // transfers per second per lane, in 1e9
-    double encoding;  // payload bits per transferred bit
-  };
-  // Gen1/2 use 8b/10b, Gen3-5 128b/130b; Gen6+ (PAM4, FLIT mode) is counted without overhead.
-  static constexpr Rate kRates[] = {
-      {2.5, 8.0 / 10.0},     {5.0, 8.0 / 10.0}, {8.0, 128.0 / 130.0}, {16.0, 128.0 / 130.0},
-      {32.0, 128.0 / 130.0}, {64.0, 1.0},       {128.0, 1.0}};
-  constexpr int kKnown = static_cast<int>(std::size(kRates));
-  if (generation < 1 || generation > kKnown || width <= 0) return std::nullopt;
-  const Rate& r = kRates[generation - 1];
-  return r.gt_per_s * width * r.encoding / 8.0;
-}
-
 std::string_view to_string(FloorVerdict v) {
   switch (v) {
     case FloorVerdict::kPass:

@@ -6,15 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "inventory/link_rates.hpp"
 #include "result/result.hpp"
 #include "result/run_context.hpp"
 
 namespace pathbench {
 
-// Raw PCIe rate per direction in GB/s (1e9 bytes/s) for a generation and lane count:
-// GT/s x lanes x encoding / 8. Gen1/2: 8b/10b; Gen3-5: 128b/130b; Gen6+: FLIT (1.0). Empty for
-// an unknown generation.
-std::optional<double> pcie_raw_gb_per_s(int generation, int width);
+// pcie_raw_gb_per_s (raw PCIe rate per direction) is the inventory's: inventory/link_rates.hpp.
 
 // kNvlinkAtPcieSpeed: the topology says the pair is NVLink-connected but the copy ran no faster
 // than the GPUs' PCIe links carry (peer access off, NVLink down, the copy went through the host).

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +35,11 @@ struct GpuInventory {
   // driver does not say. ECC costs memory bandwidth; without persistence mode the driver is torn
   // down between clients; MIG splits the GPU.
   std::optional<std::string> ecc_mode, persistence_mode, mig_mode;
+  // NVML's clocks-event (throttle) reasons when the inventory was read; empty from nvidia-smi.
+  std::optional<std::uint64_t> clock_event_reasons_mask = std::nullopt;
+  // Which driver interface described this GPU: "nvml", "nvidia-smi", or "none" (CUDA sees it,
+  // the driver's tools do not); empty in results written before the field existed.
+  std::string inventory_source = {};
 };
 
 struct NumaNodeInventory {
@@ -66,7 +73,11 @@ struct Inventory {
   std::optional<int> cuda_runtime_version, cuda_driver_version;
   std::string driver_version;
   std::string cuda_unavailable_reason;
-  std::string nvidia_smi_status;  // "ok", or why its data is absent
+  std::string nvidia_smi_status;  // "ok", or why its data is absent (or why it was not run)
+  // "ok" when NVML described the GPUs, else why not (then nvidia-smi is the fallback).
+  std::string nvml_status;
+  // The source of the GPU facts: "nvml", "nvidia-smi", or "none" when neither answered.
+  std::string inventory_source;
   std::vector<GpuInventory> gpus;
   // Every ordered GPU pair (CUDA indexes): link type from `nvidia-smi topo -m`, peer attributes
   // from the driver. Empty with fewer than two GPUs or without the topology; topo_status is "ok"
@@ -78,8 +89,15 @@ struct Inventory {
   std::vector<std::string> warnings;
 };
 
+class NvmlSession;
+
 struct InventoryOptions {
   std::string node_type_override;
+  // Opens the NVML session the GPU facts come from; empty: dlopen libnvidia-ml.so.1. Tests give
+  // a session over fake functions. A throw means "no NVML": nvidia-smi is the fallback. (Given a
+  // default like every member added since: callers brace-initialize the older members, and
+  // -Wmissing-field-initializers spares members that have one.)
+  std::function<std::unique_ptr<NvmlSession>()> open_nvml = {};
 };
 
 Inventory collect_inventory(const InventoryOptions& options);

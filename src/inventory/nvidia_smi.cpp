@@ -90,7 +90,7 @@ std::string canonical_bus_id(const std::string& raw) {
   }
 }
 
-void apply_smi_row(GpuInventory& gpu, const NvidiaSmiGpu& row) {
+void apply_smi_row(GpuInventory& gpu, const NvidiaSmiGpu& row, std::string_view source) {
   if (gpu.name.empty()) gpu.name = row.name;
   if (gpu.pci_bus_id.empty()) gpu.pci_bus_id = row.pci_bus_id;
   // CUDA's total memory wins when present: it is what every node with a usable GPU reports, so
@@ -109,6 +109,7 @@ void apply_smi_row(GpuInventory& gpu, const NvidiaSmiGpu& row) {
   gpu.ecc_mode = row.ecc_mode;
   gpu.persistence_mode = row.persistence_mode;
   gpu.mig_mode = row.mig_mode;
+  gpu.inventory_source = std::string(source);
 }
 
 }  // namespace
@@ -228,7 +229,8 @@ std::string normalize_pci_bus_id(std::string_view text) {
 
 std::vector<GpuInventory> merge_gpu_sources(const std::vector<CudaDeviceInfo>& cuda_devices,
                                             const std::vector<NvidiaSmiGpu>& rows,
-                                            std::vector<std::string>& warnings) {
+                                            std::vector<std::string>& warnings,
+                                            std::string_view source) {
   std::vector<GpuInventory> gpus;
   for (const auto& device : cuda_devices) {
     GpuInventory gpu;
@@ -236,6 +238,7 @@ std::vector<GpuInventory> merge_gpu_sources(const std::vector<CudaDeviceInfo>& c
     gpu.name = device.name;
     gpu.pci_bus_id = canonical_bus_id(device.pci_bus_id);
     gpu.memory_bytes = device.memory_bytes;
+    gpu.inventory_source = "none";
     if (device.compute_major > 0) {
       gpu.compute_capability =
           std::to_string(device.compute_major) + "." + std::to_string(device.compute_minor);
@@ -248,7 +251,7 @@ std::vector<GpuInventory> merge_gpu_sources(const std::vector<CudaDeviceInfo>& c
     for (const auto& row : rows) {
       GpuInventory gpu;
       gpu.index = row.index;
-      apply_smi_row(gpu, row);
+      apply_smi_row(gpu, row, source);
       gpus.push_back(std::move(gpu));
     }
     return gpus;
@@ -270,10 +273,11 @@ std::vector<GpuInventory> merge_gpu_sources(const std::vector<CudaDeviceInfo>& c
     }
     if (match) {
       used[*match] = true;
-      apply_smi_row(gpu, rows[*match]);
+      apply_smi_row(gpu, rows[*match], source);
     } else if (!rows.empty()) {
-      warnings.push_back("nvidia-smi has no row for CUDA device " + std::to_string(gpu.index) +
-                         " (" + gpu.pci_bus_id + "); its PCIe link, clocks and VBIOS are unknown");
+      warnings.push_back("the driver (" + std::string(source) + ") has no row for CUDA device " +
+                         std::to_string(gpu.index) + " (" + gpu.pci_bus_id +
+                         "); its PCIe link, clocks and VBIOS are unknown");
     }
   }
   return gpus;
@@ -302,7 +306,10 @@ std::size_t apply_nvlink_status(std::vector<GpuInventory>& gpus,
       }
     }
     if (target == nullptr || target->nvlink) continue;
-    target->nvlink = GpuNvlink{block.active_links, block.link_gb_per_s};
+    GpuNvlink nvlink;
+    nvlink.active_links = block.active_links;
+    nvlink.link_gb_per_s = block.link_gb_per_s;
+    target->nvlink = std::move(nvlink);
     ++matched;
   }
   return matched;

@@ -47,12 +47,15 @@ std::vector<NvidiaSmiGpu> parse_nvidia_smi_query(std::string_view text);
 std::string normalize_pci_bus_id(std::string_view text);
 
 // One GpuInventory per CUDA device (CUDA index, name, memory, compute capability), completed from
-// the nvidia-smi row with the same PCI bus id (PCIe link, clocks, UUID, VBIOS); the index is the
-// key only where a bus id is missing. Without CUDA devices the nvidia-smi rows alone describe the
-// GPUs. A CUDA device without a row adds a sentence to `warnings` (when there are rows at all).
+// the driver's row with the same PCI bus id (PCIe link, clocks, UUID, VBIOS); the index is the
+// key only where a bus id is missing. Without CUDA devices the rows alone describe the GPUs. The
+// rows are nvidia-smi's or NVML's (same type, same units); `source` ("nvidia-smi" or "nvml")
+// becomes each matched GPU's inventory_source ("none" for a CUDA device without a row). A CUDA
+// device without a row adds a sentence to `warnings` (when there are rows at all).
 std::vector<GpuInventory> merge_gpu_sources(const std::vector<CudaDeviceInfo>& cuda_devices,
                                             const std::vector<NvidiaSmiGpu>& rows,
-                                            std::vector<std::string>& warnings);
+                                            std::vector<std::string>& warnings,
+                                            std::string_view source = "nvidia-smi");
 
 // Sets gpus[i].nvlink from the blocks of `nvidia-smi nvlink -s` (see inventory/nvlink.hpp). A
 // block belongs to the GPU with its UUID, else (no UUID on either side) to the GPU whose bus id is

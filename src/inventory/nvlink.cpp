@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 namespace pathbench {
 namespace {
@@ -129,15 +130,29 @@ std::optional<NvlinkGeneration> nvlink_generation(std::string_view compute_capab
   return nvlink_generation(*major, *minor);
 }
 
+std::optional<NvlinkGeneration> nvlink_generation_of_version(int version) {
+  for (const auto& [major, minor] :
+       {std::pair{7, 0}, std::pair{8, 0}, std::pair{9, 0}, std::pair{10, 0}}) {
+    const auto generation = nvlink_generation(major, minor);
+    if (generation && generation->version == version) return generation;
+  }
+  return std::nullopt;
+}
+
 std::optional<NvlinkRate> nvlink_link_rate(std::optional<double> driver_gb_per_s,
-                                           std::string_view compute_capability) {
+                                           std::string_view compute_capability,
+                                           std::optional<int> nvlink_version) {
   auto fixed = [](double v, int decimals) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
     return std::string(buf);
   };
-  const auto generation = nvlink_generation(compute_capability);
-  const std::string cc = compute_capability.empty() ? "unknown" : std::string(compute_capability);
+  auto generation = nvlink_generation(compute_capability);
+  std::string cc = compute_capability.empty() ? "unknown" : std::string(compute_capability);
+  if (!generation && nvlink_version) {
+    generation = nvlink_generation_of_version(*nvlink_version);
+    if (generation) cc += ", NVLink" + std::to_string(generation->version) + " per NVML";
+  }
   if (driver_gb_per_s && *driver_gb_per_s > 0) {
     const std::string printed =
         "nvidia-smi nvlink -s: " + fixed(*driver_gb_per_s, 3) + " GB/s per link (line rate)";
@@ -161,6 +176,25 @@ std::optional<NvlinkRate> nvlink_link_rate(std::optional<double> driver_gb_per_s
             cc + ": " + fixed(generation->data_gb_per_s, 0) + " GB/s per link and direction"};
   }
   return std::nullopt;
+}
+
+std::optional<int> nvlink_version_major(unsigned int nvml_version) {
+  switch (nvml_version) {
+    case 1:
+      return 1;
+    case 2:
+    case 3:
+      return 2;
+    case 4:
+    case 5:
+      return 3;
+    case 6:
+      return 4;
+    case 7:
+      return 5;
+    default:
+      return std::nullopt;
+  }
 }
 
 std::optional<int> nvlink_count(std::string_view link_param) {

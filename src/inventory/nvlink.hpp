@@ -51,10 +51,29 @@ std::vector<NvlinkGpuStatus> parse_nvidia_smi_nvlink(std::string_view text);
 
 // What the inventory keeps per GPU (context: gpus[i].nvlink); the GPU's entry has none when the
 // driver was not asked or said nothing about it.
+// One link as NVML reports it.
+struct NvlinkLinkState {
+  int link = 0;
+  bool active = false;
+  std::optional<int> version;      // NVLink generation, 1..5 (see nvlink_version_major)
+  std::optional<double> gb_per_s;  // line rate per direction, as nvidia-smi prints it
+  std::string remote_pci_bus_id;   // canonical; the peer GPU or the NVSwitch
+  std::string remote_type;         // "gpu", "switch", "ibmnpu", "unknown"; empty if unread
+};
+
 struct GpuNvlink {
   int active_links = 0;
   std::optional<double> link_gb_per_s;  // per link per direction as nvidia-smi prints it
+  // From NVML only (empty from nvidia-smi): the generation of the active links and each link.
+  std::optional<int> version = std::nullopt;
+  std::vector<NvlinkLinkState> links = {};
 };
+
+// NVML's nvmlNvlinkVersion_t as a generation: 1 -> 1 (1.0), 2 and 3 -> 2 (2.0, 2.2), 4 and 5 ->
+// 3 (3.0, 3.1), 6 -> 4, 7 -> 5. The value is an enum, not the generation (an A100 reports 5):
+// hwloc read it as the generation until 2024. Empty for 0 (invalid) and values this table
+// does not know.
+std::optional<int> nvlink_version_major(unsigned int nvml_version);
 
 struct NvlinkGeneration {
   int version = 0;           // NVLink 2 .. 5
@@ -77,8 +96,14 @@ struct NvlinkRate {
   double gb_per_s = 0;
   std::string source;
 };
+// `nvlink_version` (the generation NVML reported, GpuNvlink::version) stands in for the compute
+// capability's generation when that is unknown (a node where CUDA does not see the GPU).
 std::optional<NvlinkRate> nvlink_link_rate(std::optional<double> driver_gb_per_s,
-                                           std::string_view compute_capability);
+                                           std::string_view compute_capability,
+                                           std::optional<int> nvlink_version = std::nullopt);
+
+// The table entry of an NVLink generation (2 .. 5); empty for another.
+std::optional<NvlinkGeneration> nvlink_generation_of_version(int version);
 
 // The link count of a peer case's link label: "nvlink18" -> 18; any other label ("pcie-p2p",
 // "host-staged", "nvlink", "nvlink0", "nvlinkx") -> empty.

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_probe.hpp"
@@ -51,6 +52,14 @@ struct GpuLink {
   std::optional<int> performance_rank;  // cudaDevP2PAttrPerformanceRank (lower is better)
   std::optional<bool> native_atomics;   // cudaDevP2PAttrNativeAtomicSupported
   std::string param;                    // link_param(type, nvlinks, peer_access)
+  // Where type and nvlinks came from: "nvml" or "nvidia-smi" (empty in results written before
+  // the field existed).
+  std::string topology_source = {};
+  // NVML only (empty from nvidia-smi): nvmlDeviceGetTopologyCommonAncestor's level ("internal",
+  // "single", "multiple", "hostbridge", "node", "system") and nvmlDeviceGetP2PStatus per
+  // capability ("read", "write", "nvlink", "atomics", "pci") -> "ok", "not_supported", ...
+  std::optional<std::string> common_ancestor = std::nullopt;
+  std::vector<std::pair<std::string, std::string>> p2p_status = {};
 };
 
 // The case parameter value for a link: NV# -> "nvlink<N>"; otherwise peer access true ->

@@ -94,7 +94,7 @@ TEST(PcieRate, KnownGenerations) {
   EXPECT_NEAR(*pcie_raw_gb_per_s(3, 8), 7.877, 1e-3);
   EXPECT_DOUBLE_EQ(*pcie_raw_gb_per_s(1, 1), 0.25);
   EXPECT_DOUBLE_EQ(*pcie_raw_gb_per_s(2, 4), 2.0);
-  EXPECT_DOUBLE_EQ(*pcie_raw_gb_per_s(6, 16), 128.0);  // FLIT: no encoding overhead counted
+  EXPECT_DOUBLE_EQ(*pcie_raw_gb_per_s(6, 16), 121.0);  // FLIT: 242/256 of each flit is data
 }
 
 TEST(PcieRate, UnknownGenerationOrWidthIsEmpty) {

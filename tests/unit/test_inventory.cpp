@@ -17,6 +17,7 @@
 #include "inventory/inventory.hpp"
 #include "inventory/machine.hpp"
 #include "inventory/nvidia_smi.hpp"
+#include "inventory/nvml_library.hpp"
 
 namespace pathbench {
 namespace {
@@ -555,12 +556,21 @@ TEST(GpuAlignment, UnknownLocalityAndNoGpu) {
 
 using pathbench::testing::FakeNvidiaSmi;
 
+// These tests are about nvidia-smi: NVML, where a real driver has it, must not answer first.
+InventoryOptions without_nvml() {
+  InventoryOptions options;
+  options.open_nvml = []() -> std::unique_ptr<NvmlSession> {
+    throw std::runtime_error("NVML left out by the test");
+  };
+  return options;
+}
+
 TEST(CollectInventory, UsesNvidiaSmiWhenCudaHasNoDevice) {
   const std::string fixture = std::string(PATHBENCH_FIXTURES) + "/nvidia-smi/h200_x1.csv";
   // The fake checks it was called with the fixed query before answering.
   FakeNvidiaSmi fake("[ \"$2\" = \"--format=csv,noheader,nounits\" ] || exit 2\ncat '" + fixture +
                      "'");
-  const Inventory inv = collect_inventory({});
+  const Inventory inv = collect_inventory(without_nvml());
   if (inv.cuda_unavailable_reason.empty()) {
     GTEST_SKIP() << "CUDA sees a real GPU here; the fake rows would be merged into it";
   }
@@ -586,7 +596,7 @@ TEST(CollectInventory, ReportsWhyNvidiaSmiFailed) {
   const std::string fixture = std::string(PATHBENCH_FIXTURES) + "/nvidia-smi/driver_failure.txt";
   {
     FakeNvidiaSmi fake("cat '" + fixture + "'\nexit 9");
-    const Inventory inv = collect_inventory({});
+    const Inventory inv = collect_inventory(without_nvml());
     EXPECT_EQ(inv.nvidia_smi_status,
               "nvidia-smi exited with status 9: NVIDIA-SMI has failed because it couldn't "
               "communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is "
@@ -595,7 +605,7 @@ TEST(CollectInventory, ReportsWhyNvidiaSmiFailed) {
   {
     const std::string malformed = std::string(PATHBENCH_FIXTURES) + "/nvidia-smi/malformed.csv";
     FakeNvidiaSmi fake("cat '" + malformed + "'");
-    const Inventory inv = collect_inventory({});
+    const Inventory inv = collect_inventory(without_nvml());
     EXPECT_EQ(inv.nvidia_smi_status.rfind("nvidia-smi output not understood: ", 0), 0u)
         << inv.nvidia_smi_status;
     EXPECT_NE(inv.nvidia_smi_status.find("line 2"), std::string::npos) << inv.nvidia_smi_status;
