@@ -6,7 +6,7 @@
 #include "bench/fault_injection.hpp"
 #include "bench/host_memory.hpp"
 #include "bench/overlap.hpp"
-#include "bench/peer_family.hpp"
+#include "bench/peer.hpp"
 #include "bench/small_copies_family.hpp"
 #include "bench/unified_memory_family.hpp"
 #include "measure/family.hpp"

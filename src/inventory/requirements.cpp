@@ -56,6 +56,15 @@ std::string join_ids(const std::vector<int>& ids) {
   return text.empty() ? "none" : text;
 }
 
+std::string no_peer_access_reason(int accessor, int peer, const GpuLink* link,
+                                  const std::string& needed_by) {
+  const std::string via =
+      link == nullptr ? "" : concat("; link ", link_type_name(link->type), ", ", link->param);
+  return concat("GPU ", std::to_string(accessor), " cannot access GPU ", std::to_string(peer),
+                "'s memory (cudaDeviceCanAccessPeer = 0", via, "): ", needed_by,
+                " (`nvidia-smi topo -p2p r` shows the driver's answer for every pair)");
+}
+
 std::string memlock_fix() {
   return "raise the limit with `ulimit -l unlimited` (or `memlock` in /etc/security/limits.conf, "
          "LimitMEMLOCK=infinity for a systemd unit, --ulimit memlock=-1 for a container)";
@@ -114,6 +123,26 @@ Requirements& Requirements::two_gpus() {
              (m.selected_gpus.empty() ? std::string("none")
                                       : "only GPU " + join_indexes(m.selected_gpus)) +
              " of this machine's " + describe_gpus(m);
+    }
+    return std::nullopt;
+  });
+}
+
+Requirements& Requirements::named_gpus(std::vector<int> gpus, std::string who) {
+  return custom([gpus = std::move(gpus), who = std::move(who)](const Machine& m,
+                                                               int) -> std::optional<std::string> {
+    for (int gpu : gpus) {
+      const auto known = std::find_if(m.gpus.begin(), m.gpus.end(),
+                                      [gpu](const MachineGpu& g) { return g.index == gpu; });
+      if (known == m.gpus.end()) {
+        return concat(who, ": GPU ", std::to_string(gpu), " does not exist; this machine has ",
+                      describe_gpus(m));
+      }
+      if (!contains(m.selected_gpus, gpu)) {
+        return concat(who, ": GPU ", std::to_string(gpu),
+                      " is not selected (--devices selects GPU ", join_indexes(m.selected_gpus),
+                      ")");
+      }
     }
     return std::nullopt;
   });
@@ -200,6 +229,15 @@ Requirements& Requirements::host_memory_per_gpu(std::uint64_t bytes) {
            " buffer for each of " + std::to_string(gpus) + " GPUs); this machine has " +
            format_bytes(m.mem_available_bytes) + " available";
   });
+}
+
+Requirements& Requirements::peer_access(int accessor, int peer, std::string needed_by) {
+  return custom(
+      [=, why = std::move(needed_by)](const Machine& m, int) -> std::optional<std::string> {
+        const GpuLink* link = m.link(accessor, peer);
+        if (link == nullptr || !link->peer_access || *link->peer_access) return std::nullopt;
+        return no_peer_access_reason(accessor, peer, link, why);
+      });
 }
 
 std::optional<std::string> Requirements::unmet(const Machine& machine, int device) const {

@@ -22,6 +22,9 @@ class Requirements {
   Requirements& every_selected_gpu(std::uint64_t bytes_each = 0);
   // At least two selected GPUs (GPU pairs).
   Requirements& two_gpus();
+  // The GPUs a case names (a peer pair) exist and are selected by --devices; `who` starts each
+  // reason ("pair 0-1").
+  Requirements& named_gpus(std::vector<int> gpus, std::string who);
   // The NUMA node of the --device GPU is known (host memory placed relative to it); with
   // `remote`, another node with memory exists too.
   Requirements& gpu_numa_node(bool remote = false);
@@ -38,6 +41,9 @@ class Requirements {
   Requirements& memlock(std::uint64_t bytes);
   // One host buffer of `bytes` for each GPU in use, within MemAvailable.
   Requirements& host_memory_per_gpu(std::uint64_t bytes);
+  // GPU `accessor` may access GPU `peer`'s memory, as far as the inventory's link map knows (an
+  // unknown answer passes: the bench asks the driver). `needed_by` says what needs it.
+  Requirements& peer_access(int accessor, int peer, std::string needed_by);
   // A condition only the family can judge: its reason, else nothing.
   Requirements& custom(std::function<std::optional<std::string>(const Machine&, int)> judge);
 
@@ -55,6 +61,10 @@ std::vector<int> gpus_in_use(const Machine& machine);
 std::string describe_gpus(const Machine& machine);
 // "0,1"; "none" when empty.
 std::string join_ids(const std::vector<int>& ids);
+// Why GPU `accessor` cannot access GPU `peer`'s memory: the wording of the peer_access
+// requirement, also for a bench that finds the driver refusing what the inventory did not know.
+std::string no_peer_access_reason(int accessor, int peer, const GpuLink* link,
+                                  const std::string& needed_by);
 // How to raise RLIMIT_MEMLOCK, for every reason that names it.
 std::string memlock_fix();
 // Whether this process holds CAP_IPC_LOCK (mlock beyond RLIMIT_MEMLOCK).

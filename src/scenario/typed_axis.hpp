@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "inventory/gpu_selection.hpp"
+#include "inventory/machine.hpp"
 #include "scenario/axis_schema.hpp"
 #include "scenario/scenario.hpp"
 
@@ -100,6 +102,68 @@ class IntegerAxis {
  private:
   std::string name_;
   std::int64_t min_, max_;
+  std::string help_;
+};
+
+// A pair of GPUs, "S-D" (CUDA indexes, S != D). In a scenario file {"gpu_pairs": "all"} is every
+// ordered pair of the selected GPUs (--devices), or "none" when there are fewer than two, so the
+// cases exist and skip with the reason. No list of values names every machine's pairs: the value
+// is checked by invalid() (from the family's invalid_combination), not by the schema.
+class GpuPairAxis {
+ public:
+  GpuPairAxis(std::string name, std::string help)
+      : name_(std::move(name)), help_(std::move(help)) {}
+
+  const std::string& name() const { return name_; }
+
+  AxisSchema schema() const {
+    AxisSchema s;
+    s.name = name_;
+    s.kind = AxisSchema::Kind::kString;
+    s.help = help_ + ", \"S-D\" (S != D); {\"gpu_pairs\": \"all\"} is every ordered pair of the " +
+             "selected GPUs (--devices), or \"" + kNoGpuPair + "\" when there are fewer than two";
+    return s;
+  }
+
+  // {S, D}; nothing for "none" (or a value invalid() rejects).
+  std::optional<std::pair<int, int>> decode(const CaseSpec& spec) const {
+    return parse_gpu_pair(spec.str(name_));
+  }
+
+  // The pair's `link` (the label of Machine::link(S, D): "nvlink18", "pcie-p2p", "host-staged"):
+  // "none" for pair=none, "unknown" when the inventory has no link for the pair (nvidia-smi topo
+  // unavailable). The link decides what a pair's case measures, so it belongs in the case id.
+  std::string link(const CaseSpec& spec, const Machine& machine) const {
+    const auto pair = decode(spec);
+    if (!pair) return kNoGpuPair;
+    const GpuLink* link = machine.link(pair->first, pair->second);
+    return link == nullptr || link->param.empty() ? "unknown" : link->param;
+  }
+
+  // Adds `link` right after the pair (Family::derive_params), replacing one derived before.
+  void derive_link(CaseSpec& spec, const Machine& machine) const {
+    if (!spec.has(name_)) return;
+    const std::string value = link(spec, machine);
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [name, v] : spec.params.items()) {
+      if (name == "link") continue;
+      params[name] = v;
+      if (name == name_) params["link"] = value;
+    }
+    spec.params = std::move(params);
+  }
+
+  // Why the case's value is neither "S-D" nor "none", else nothing.
+  std::optional<std::string> invalid(const CaseSpec& spec) const {
+    const std::string text = spec.str(name_);
+    if (text == kNoGpuPair || parse_gpu_pair(text)) return std::nullopt;
+    return name_ + " \"" + text +
+           "\" is not \"S-D\" (two different CUDA device indexes, e.g. \"0-1\"); use "
+           "{\"gpu_pairs\": \"all\"} for every pair of the selected GPUs";
+  }
+
+ private:
+  std::string name_;
   std::string help_;
 };
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bench/families.hpp"
-#include "bench/peer_family.hpp"
+#include "bench/peer.hpp"
 #include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"
@@ -18,7 +18,9 @@
 #define PATHBENCH_REQUIRE_TWO_GPUS(machine)                                    \
   do {                                                                         \
     PATHBENCH_REQUIRE_GPU();                                                   \
-    if (auto why = ::pathbench::two_gpu_reason(machine)) GTEST_SKIP() << *why; \
+    if (auto why = ::pathbench::Requirements().two_gpus().unmet(machine, 0)) { \
+      GTEST_SKIP() << *why;                                                    \
+    }                                                                          \
   } while (0)
 
 namespace pathbench {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "inventory/machine.hpp"
 
@@ -25,6 +26,19 @@ inline Machine h200_machine(int gpus = 1) {
     m.selected_gpus.push_back(i);
   }
   return m;
+}
+
+// The link from GPU `from` to GPU `to` as the inventory records it (`access`: the driver's
+// cudaDeviceCanAccessPeer answer, when known).
+inline GpuLink make_link(int from, int to, LinkType type, int nvlinks, std::optional<bool> access) {
+  GpuLink l;
+  l.from = from;
+  l.to = to;
+  l.type = type;
+  l.nvlinks = nvlinks;
+  l.peer_access = access;
+  l.param = link_param(type, nvlinks, access);
+  return l;
 }
 
 }  // namespace pathbench::testing

@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "bench/families.hpp"
-#include "bench/peer_family.hpp"
+#include "bench/peer.hpp"
 #include "core/errors.hpp"
 #include "inventory/gpu_selection.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
+#include "scenario/typed_axis.hpp"
 #include "test_machines.hpp"
 
 namespace pathbench {
@@ -41,16 +42,7 @@ CaseSpec peer(const std::string& pair, const std::string& method, std::int64_t b
                     {"bytes", bytes}});
 }
 
-GpuLink make_link(int from, int to, LinkType type, int nvlinks, std::optional<bool> access) {
-  GpuLink l;
-  l.from = from;
-  l.to = to;
-  l.type = type;
-  l.nvlinks = nvlinks;
-  l.peer_access = access;
-  l.param = link_param(type, nvlinks, access);
-  return l;
-}
+using pathbench::testing::make_link;
 
 // `gpus` H200s; with two or more, every pair linked by NV18 with peer access.
 Machine gpu_machine(int gpus) {
@@ -286,7 +278,7 @@ TEST(PeerFamily, DerivesTheLinkParameterIntoTheId) {
   EXPECT_EQ(cases[0].params.size(), 6u);
   EXPECT_EQ(cases[0].str("link"), "nvlink18");
 
-  EXPECT_EQ(peer_link_param(decode_peer_request(peer("0-1", "two_hop", 4)), m), "nvlink18");
+  EXPECT_EQ(GpuPairAxis("pair", "").link(peer("0-1", "two_hop", 4), m), "nvlink18");
   // Families without derived parameters keep their ids.
   FamilyRegistry registry = builtin_families();
   std::vector<CaseSpec> copy = {make_spec({{"measure", "bandwidth"}, {"bytes", 4}})};
@@ -297,7 +289,8 @@ TEST(PeerFamily, DerivesTheLinkParameterIntoTheId) {
   EXPECT_EQ(copy[0].id, before);
 }
 
-TEST(PeerFamily, SkipReasonOfTwoGpuReasonHelper) {
+TEST(PeerFamily, SkipReasonOfTheTwoGpuRequirement) {
+  auto two_gpu_reason = [](const Machine& m) { return Requirements().two_gpus().unmet(m, 0); };
   EXPECT_FALSE(two_gpu_reason(gpu_machine(2)));
   EXPECT_TRUE(has_text(two_gpu_reason(gpu_machine(1)), "this machine has 1"));
   EXPECT_TRUE(has_text(two_gpu_reason(no_cuda_machine()), "none usable"));
