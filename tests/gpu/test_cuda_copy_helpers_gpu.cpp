@@ -30,21 +30,26 @@ constexpr std::uint64_t kSeed = 0x68656c70u;  // "help"
 // `count` pieces of `bytes`, one every `pitch` bytes of pinned host memory, holding one pattern;
 // a device buffer for all of them back to back; and the copy list between the two.
 struct Pieces {
-  Pieces(std::uint64_t count, std::uint64_t bytes, std::uint64_t pitch, unsigned flags = 0)
+  Pieces(const Stream& stream, std::uint64_t count, std::uint64_t bytes, std::uint64_t pitch,
+         unsigned flags = cudaHostAllocDefault)
       : host(count * pitch, flags), device(count * bytes), layout{host.get(), count, bytes, pitch} {
     fill_pattern_pieces(layout, kSeed);
     for (std::uint64_t i = 0; i < count; ++i) {
       dsts.push_back(device.get() + i * bytes);
       srcs.push_back(host.get() + i * pitch);
     }
+    clear(stream);
   }
-  // Whether the device buffer holds the pattern (and clears it for the next check).
+  // Whether the device buffer holds the pattern; then clears it for the next check.
   bool device_holds_pattern(const Stream& stream) {
     const bool ok =
         !checker.find_mismatch(device.get(), device.size(), kSeed, stream.get()).has_value();
+    clear(stream);
+    return ok;
+  }
+  void clear(const Stream& stream) {
     PB_CUDA(cudaMemsetAsync(device.get(), 0, device.size(), stream.get()));
     stream.synchronize();
-    return ok;
   }
   PinnedHostMemory host;
   DeviceMemory device;
@@ -59,7 +64,7 @@ TEST(CapturedGraph, ReplaysTheCapturedCopiesOneNodeEach) {
   PATHBENCH_REQUIRE_GPU();
   use_gpu();
   Stream stream;
-  Pieces p(37, 1001, 4096);
+  Pieces p(stream, 37, 1001, 4096);
   const CapturedGraph graph(stream.get(), [&] {
     cudaError_t err = cudaSuccess;
     for (std::size_t i = 0; i < p.dsts.size() && err == cudaSuccess; ++i) {
@@ -91,7 +96,7 @@ TEST(MemcpyBatch, CopiesEveryPieceInOneCall) {
   PATHBENCH_REQUIRE_GPU();
   use_gpu();
   Stream stream;
-  Pieces p(64, 4096 + 24, 8192 + 4096);
+  Pieces p(stream, 64, 4096 + 24, 8192 + 4096);
   MemcpyBatch batch(p.dsts, p.srcs, std::vector<std::size_t>(64, 4096 + 24));
   EXPECT_EQ(batch.size(), 64u);
   try {
@@ -114,7 +119,7 @@ TEST(PitchedGather, GathersOddAndAlignedPiecesFromMappedMemory) {
            {37, 1001}, {1, 1}, {3, (1 << 20) + 16}, {256, 4096}}) {
     SCOPED_TRACE(std::to_string(count) + " x " + std::to_string(bytes));
     const std::uint64_t pitch = (bytes + 4095) / 4096 * 4096 + 4096;
-    Pieces p(count, bytes, pitch, cudaHostAllocMapped);
+    Pieces p(stream, count, bytes, pitch, cudaHostAllocMapped);
     void* view = nullptr;
     PB_CUDA(cudaHostGetDevicePointer(&view, p.host.get(), 0));
     const PitchedGather gather(static_cast<const std::byte*>(view), pitch, p.device.get(), bytes,
