@@ -7,7 +7,7 @@
 #include "bench/host_memory.hpp"
 #include "bench/overlap.hpp"
 #include "bench/peer.hpp"
-#include "bench/small_copies_family.hpp"
+#include "bench/small_copies.hpp"
 #include "bench/unified_memory_family.hpp"
 #include "measure/family.hpp"
 

@@ -1,5 +1,9 @@
 #include "inventory/requirements.hpp"
 
+#ifdef PATHBENCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -28,7 +32,19 @@ std::optional<std::string> unknown_gpu_node(const Machine& m, int gpu) {
          " NUMA nodes, so host memory cannot be placed relative to it";
 }
 
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 }  // namespace
+
+int built_cuda_runtime() {
+#ifdef PATHBENCH_HAVE_CUDA
+  return CUDART_VERSION;
+#else
+  return 0;
+#endif
+}
 
 std::vector<int> gpus_in_use(const Machine& machine) {
   std::vector<int> gpus = machine.selected_gpus;
@@ -238,6 +254,16 @@ Requirements& Requirements::peer_access(int accessor, int peer, std::string need
         if (link == nullptr || !link->peer_access || *link->peer_access) return std::nullopt;
         return no_peer_access_reason(accessor, peer, link, why);
       });
+}
+
+Requirements& Requirements::cuda_runtime(int version, std::string feature, int built) {
+  // The build decides, not the machine: judged once, here.
+  if (built == 0 || built >= version) return *this;
+  const std::string needed = cuda_version_text(version);
+  std::string why = feature + " needs CUDA " + needed + " or newer; pathbench was built against " +
+                    "CUDA runtime " + cuda_version_text(built) + ": rebuild it with a CUDA " +
+                    needed + "+ toolkit (cmake -DCMAKE_CUDA_COMPILER=<toolkit>/bin/nvcc)";
+  return custom([why = std::move(why)](const Machine&, int) { return std::optional(why); });
 }
 
 std::optional<std::string> Requirements::unmet(const Machine& machine, int device) const {

@@ -14,6 +14,9 @@
 
 namespace pathbench {
 
+// CUDART_VERSION of the CUDA runtime pathbench was built against (12080 is 12.8); 0 without CUDA.
+int built_cuda_runtime();
+
 class Requirements {
  public:
   // The --device GPU (`device`), usable by CUDA.
@@ -44,6 +47,9 @@ class Requirements {
   // GPU `accessor` may access GPU `peer`'s memory, as far as the inventory's link map knows (an
   // unknown answer passes: the bench asks the driver). `needed_by` says what needs it.
   Requirements& peer_access(int accessor, int peer, std::string needed_by);
+  // The CUDA runtime pathbench was built against (`built`) has `feature`, added in `version`
+  // (CUDART_VERSION form). A build without CUDA (0) is left to gpu(), which says so.
+  Requirements& cuda_runtime(int version, std::string feature, int built = built_cuda_runtime());
   // A condition only the family can judge: its reason, else nothing.
   Requirements& custom(std::function<std::optional<std::string>(const Machine&, int)> judge);
 

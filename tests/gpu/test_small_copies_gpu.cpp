@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/small_copies_family.hpp"
+#include "bench/small_copies.hpp"
 #include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"

@@ -50,5 +50,74 @@ TEST(Pattern, VerifyThrowsCaseFailureNamingTheByte) {
   }
 }
 
+TEST(Pattern, PiecesAtOffsetsTogetherHoldTheContiguousPattern) {
+  // Pieces of odd sizes at every alignment: each filled at its offset, laid end to end, equals
+  // the pattern of the whole; each verifies at its own offset and at no other.
+  std::vector<std::byte> whole(1000);
+  fill_pattern(whole, 7);
+  std::vector<std::byte> joined;
+  std::size_t offset = 0;
+  for (std::size_t size : {1u, 3u, 8u, 13u, 0u, 64u, 5u, 906u}) {
+    std::vector<std::byte> piece(size);
+    fill_pattern(piece, 7, offset);
+    EXPECT_FALSE(find_pattern_mismatch(piece, 7, offset).has_value()) << offset;
+    if (size >= 8) {
+      EXPECT_TRUE(find_pattern_mismatch(piece, 7, offset + 1).has_value()) << offset;
+    }
+    if (size > 0) {
+      auto bad = piece;
+      bad[size - 1] ^= std::byte{0x80};
+      EXPECT_EQ(find_pattern_mismatch(bad, 7, offset), std::optional<std::size_t>(size - 1));
+    }
+    joined.insert(joined.end(), piece.begin(), piece.end());
+    offset += size;
+  }
+  EXPECT_EQ(joined, whole);
+}
+
+TEST(Pattern, VerifyAtAnOffsetNamesTheByteWithinTheBuffer) {
+  std::vector<std::byte> piece(20);
+  fill_pattern(piece, 5, 4099);
+  EXPECT_NO_THROW(verify_pattern(piece, 5, "piece", 4099));
+  piece[9] ^= std::byte{0x01};
+  try {
+    verify_pattern(piece, 5, "piece 3", 4099);
+    FAIL() << "expected CaseFailure";
+  } catch (const CaseFailure& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("piece 3: byte 9 of 20"), std::string::npos) << what;
+  }
+}
+
+TEST(Pattern, ScatteredPiecesHoldOnePatternAndTheirGapsStayClear) {
+  // 5 pieces of 13 bytes, one every 24: together the pattern of 65 bytes, gaps zero.
+  std::vector<std::byte> memory(5 * 24, std::byte{0xee});
+  const PatternPieces pieces{memory.data(), 5, 13, 24};
+  fill_pattern_pieces(pieces, 3);
+  std::vector<std::byte> joined, whole(65);
+  for (std::size_t i = 0; i < 5; ++i) {
+    joined.insert(joined.end(), memory.begin() + i * 24, memory.begin() + i * 24 + 13);
+    for (std::size_t g = 13; g < 24; ++g) EXPECT_EQ(memory[i * 24 + g], std::byte{0}) << i;
+  }
+  fill_pattern(whole, 3);
+  EXPECT_EQ(joined, whole);
+  EXPECT_NO_THROW(verify_pattern_pieces(pieces, 3, "pieces"));
+
+  auto failure = [&](std::size_t at) {
+    auto copy = memory;
+    copy[at] ^= std::byte{0x10};
+    try {
+      verify_pattern_pieces({copy.data(), 5, 13, 24}, 3, "pieces");
+    } catch (const CaseFailure& e) {
+      return std::string(e.what());
+    }
+    return std::string("no failure");
+  };
+  const std::string bad = failure(2 * 24 + 7);
+  EXPECT_NE(bad.find("pieces: piece 2 of 5: byte 7 of 13 differs"), std::string::npos) << bad;
+  const std::string overran = failure(3 * 24 + 13 + 4);
+  EXPECT_NE(overran.find("piece 3 of 5: byte 4 of the gap"), std::string::npos) << overran;
+}
+
 }  // namespace
 }  // namespace pathbench

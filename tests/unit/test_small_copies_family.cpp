@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/small_copies_family.hpp"
+#include "bench/small_copies.hpp"
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
@@ -36,15 +36,6 @@ CaseSpec copies(const std::string& method, std::int64_t count, std::int64_t byte
 }
 
 using pathbench::testing::h200_machine;
-
-// The base class with a build that lacks cudaMemcpyBatchAsync.
-class OldRuntimeFamily final : public SmallCopiesFamilyBase {
- public:
-  OldRuntimeFamily() : SmallCopiesFamilyBase("cudaMemcpyBatchAsync needs CUDA 12.8 or newer") {}
-  std::unique_ptr<CaseBench> prepare(const CaseSpec&, const Machine&, int) const override {
-    throw SkipCase("not in unit tests");
-  }
-};
 
 TEST(SmallCopiesFamily, DescribesItsAxes) {
   const auto family = make_small_copies_family();
@@ -127,6 +118,28 @@ TEST(SmallCopiesFamily, RequestLayoutAndCallCounts) {
             SmallCopiesRequest::Direction::kD2H);
 }
 
+TEST(SmallCopiesFamily, LatchedBlocksAndProbeStayWithinTheDriversQueue) {
+  auto calls = [](const std::string& method, std::int64_t count) {
+    const auto r = decode_small_copies_request(copies(method, count, 4096));
+    return std::pair(r.calls_per_block(), r.probe_batches());
+  };
+  using P = std::pair<std::uint64_t, std::uint64_t>;
+  // At most 256 calls per block; a block holds several batches of individual copies, and a
+  // batch of more than 256 spans blocks. The probe is as many batches as 256 calls hold, 1 to 4.
+  EXPECT_EQ(calls("individual", 64), P(256, 4));
+  EXPECT_EQ(calls("individual", 100), P(256, 2));
+  EXPECT_EQ(calls("individual", 1024), P(256, 1));
+  for (const auto* m : {"coalesced", "gather_kernel"}) EXPECT_EQ(calls(m, 65536), P(256, 4)) << m;
+  // cudaMemcpyBatchAsync queues its N copies: at most 1024 copies per block, at least one call.
+  EXPECT_EQ(calls("batched", 1), P(256, 4));
+  EXPECT_EQ(calls("batched", 64), P(16, 4));
+  EXPECT_EQ(calls("batched", 1024), P(1, 4));
+  EXPECT_EQ(calls("batched", 4096), P(1, 4));
+  // A graph launch queues every copy node at once: one launch per block.
+  EXPECT_EQ(calls("graph", 1), P(1, 4));
+  EXPECT_EQ(calls("graph", 1024), P(1, 4));
+}
+
 TEST(SmallCopiesFamily, MemoryNeeds) {
   const auto family = make_small_copies_family();
   // 1024 pieces of 4 KiB, one every 8 KiB; a contiguous 4 MiB device buffer.
@@ -187,14 +200,18 @@ TEST(SmallCopiesFamily, SkipReasons) {
   EXPECT_FALSE(family->skip_reason(spec, unknown_node, 0));
 
   // A runtime without cudaMemcpyBatchAsync skips only the batched method, saying why.
-  const OldRuntimeFamily old;
-  const auto batched = old.skip_reason(copies("batched", 256, 4096), one, 0);
+  // (A build against CUDA 12.6.)
+  const auto old = make_small_copies_family(12060);
+  const auto batched = old->skip_reason(copies("batched", 256, 4096), one, 0);
   ASSERT_TRUE(batched);
   EXPECT_NE(batched->find("12.8"), std::string::npos) << *batched;
-  EXPECT_FALSE(old.skip_reason(copies("graph", 256, 4096), one, 0));
+  EXPECT_NE(batched->find("12.6"), std::string::npos) << *batched;
+  EXPECT_FALSE(old->skip_reason(copies("graph", 256, 4096), one, 0));
   // No GPU comes first.
-  EXPECT_EQ(old.skip_reason(copies("batched", 256, 4096), no_cuda, 0),
+  EXPECT_EQ(old->skip_reason(copies("batched", 256, 4096), no_cuda, 0),
             no_cuda.cuda_unavailable_reason);
+  // A build against 12.8 or newer runs it.
+  EXPECT_FALSE(make_small_copies_family(12080)->skip_reason(copies("batched", 256, 4096), one, 0));
 }
 
 FamilyRegistry small_copies_registry() {
