@@ -8,7 +8,7 @@
 #include "bench/overlap_family.hpp"
 #include "bench/peer_family.hpp"
 #include "bench/small_copies_family.hpp"
-#include "bench/unified_memory_family.hpp"
+#include "bench/unified_memory.hpp"
 #include "measure/family.hpp"
 
 namespace pathbench {
