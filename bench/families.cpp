@@ -8,7 +8,7 @@
 #include "bench/overlap.hpp"
 #include "bench/peer.hpp"
 #include "bench/small_copies.hpp"
-#include "bench/unified_memory_family.hpp"
+#include "bench/unified_memory.hpp"
 #include "measure/family.hpp"
 
 namespace pathbench {

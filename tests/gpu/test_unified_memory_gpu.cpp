@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/unified_memory_family.hpp"
+#include "bench/unified_memory.hpp"
 #include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/unified_memory_family.hpp"
+#include "bench/unified_memory.hpp"
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
@@ -46,8 +46,8 @@ Machine gpu_machine() {
   return m;
 }
 
-UnifiedMemoryDeviceProperties capable_device() {
-  UnifiedMemoryDeviceProperties p;
+ManagedMemorySupport capable_device() {
+  ManagedMemorySupport p;
   p.device = 0;
   p.managed_memory = true;
   p.concurrent_managed_access = true;
@@ -125,41 +125,41 @@ TEST(UnifiedMemoryFamily, CountsThatContradictThePassShowLostRecords) {
   const auto fault64k = decode_unified_memory_request(um_case("fault", 64 * kKiB, kGiB));
   UnifiedMemoryCounts lost;
   lost.bytes_h2d = 352190464;  // of a 1 GiB buffer touched every 64 KiB, and no fault group
-  const auto gaps = unified_memory_count_gaps(fault64k, lost);
+  const auto gaps = migration_gaps(unified_memory_expectation(fault64k), lost);
   ASSERT_EQ(gaps.size(), 1u);
   EXPECT_NE(gaps[0].find("no GPU page-fault group"), std::string::npos) << gaps[0];
   // Pages reached the GPU in a pass that only runs the touch kernel: fault-driven anyway.
   EXPECT_TRUE(unified_memory_fault_driven(lost));
   // Throughput divides by what was counted (more than the 64 MiB the touched pages occupy).
-  EXPECT_EQ(unified_memory_migrated_bytes(fault64k, lost), 352190464u);
+  EXPECT_EQ(migrated_bytes(unified_memory_expectation(fault64k), lost), 352190464u);
 
   // Dense 4 KiB pass: 1 GiB must move; 901 MB counted is short.
   const auto dense = decode_unified_memory_request(um_case("fault", 4 * kKiB, kGiB));
   UnifiedMemoryCounts short_count;
   short_count.bytes_h2d = 901660672;
   short_count.gpu_fault_groups = 195;
-  const auto dense_gaps = unified_memory_count_gaps(dense, short_count);
+  const auto dense_gaps = migration_gaps(unified_memory_expectation(dense), short_count);
   ASSERT_EQ(dense_gaps.size(), 1u);
   EXPECT_NE(dense_gaps[0].find("less than"), std::string::npos) << dense_gaps[0];
-  EXPECT_EQ(unified_memory_migrated_bytes(dense, short_count), std::uint64_t{1} << 30);
+  EXPECT_EQ(migrated_bytes(unified_memory_expectation(dense), short_count), std::uint64_t{1} << 30);
 
   // 2 MiB stride: 19 groups and 32 MiB, consistent.
   const auto sparse = decode_unified_memory_request(um_case("fault", 2 * kMiB, kGiB));
   UnifiedMemoryCounts whole;
   whole.bytes_h2d = 33554432;
   whole.gpu_fault_groups = 19;
-  EXPECT_TRUE(unified_memory_count_gaps(sparse, whole).empty());
-  EXPECT_EQ(unified_memory_migrated_bytes(sparse, whole), 33554432u);
+  EXPECT_TRUE(migration_gaps(unified_memory_expectation(sparse), whole).empty());
+  EXPECT_EQ(migrated_bytes(unified_memory_expectation(sparse), whole), 33554432u);
 
   // Nothing counted at all: no evidence of a fault-driven migration.
   UnifiedMemoryCounts nothing;
   EXPECT_FALSE(unified_memory_fault_driven(nothing));
-  EXPECT_EQ(unified_memory_count_gaps(sparse, nothing).size(), 1u);
-  EXPECT_EQ(unified_memory_migrated_bytes(sparse, nothing), 512u * 4096);
+  EXPECT_EQ(migration_gaps(unified_memory_expectation(sparse), nothing).size(), 1u);
+  EXPECT_EQ(migrated_bytes(unified_memory_expectation(sparse), nothing), 512u * 4096);
 
   // CUPTI's own loss count is a gap by itself.
   whole.lost_records = 3;
-  const auto reported = unified_memory_count_gaps(sparse, whole);
+  const auto reported = migration_gaps(unified_memory_expectation(sparse), whole);
   ASSERT_EQ(reported.size(), 1u);
   EXPECT_NE(reported[0].find("3 record(s) lost"), std::string::npos) << reported[0];
 }
@@ -169,30 +169,99 @@ TEST(UnifiedMemoryFamily, GpuToCpuCountsNeedBytesBackAndCpuFaults) {
   UnifiedMemoryCounts full;
   full.bytes_d2h = 64 * kMiB;
   full.cpu_faults = 192;
-  EXPECT_TRUE(unified_memory_count_gaps(back, full).empty());
-  EXPECT_EQ(unified_memory_migrated_bytes(back, full), std::uint64_t{64} << 20);
+  EXPECT_TRUE(migration_gaps(unified_memory_expectation(back), full).empty());
+  EXPECT_EQ(migrated_bytes(unified_memory_expectation(back), full), std::uint64_t{64} << 20);
   UnifiedMemoryCounts no_faults = full;
   no_faults.cpu_faults = 0;
-  EXPECT_EQ(unified_memory_count_gaps(back, no_faults).size(), 1u);
+  EXPECT_EQ(migration_gaps(unified_memory_expectation(back), no_faults).size(), 1u);
   UnifiedMemoryCounts none;
-  EXPECT_EQ(unified_memory_count_gaps(back, none).size(), 1u);
+  EXPECT_EQ(migration_gaps(unified_memory_expectation(back), none).size(), 1u);
   // H2D bytes do not count for the way back.
   UnifiedMemoryCounts wrong_way;
   wrong_way.bytes_h2d = 64 * kMiB;
-  EXPECT_EQ(unified_memory_migrated_bytes(back, wrong_way), 64u * kMiB / 4096 * 4096);
+  EXPECT_EQ(migrated_bytes(unified_memory_expectation(back), wrong_way), 64u * kMiB / 4096 * 4096);
 }
 
 TEST(UnifiedMemoryFamily, AdviceAndPrefetchGaps) {
   // accessed-by maps instead of migrating: no bytes is not a contradiction.
   const auto mapped = decode_unified_memory_request(um_case("advise_accessed_by", 64 * kKiB, kGiB));
-  EXPECT_TRUE(unified_memory_count_gaps(mapped, UnifiedMemoryCounts{}).empty());
+  EXPECT_TRUE(migration_gaps(unified_memory_expectation(mapped), UnifiedMemoryCounts{}).empty());
   // A prefetch must move the whole buffer.
   const auto prefetch = decode_unified_memory_request(um_case("prefetch", 64 * kKiB, kGiB));
   UnifiedMemoryCounts half;
   half.bytes_h2d = kGiB / 2;
-  EXPECT_EQ(unified_memory_count_gaps(prefetch, half).size(), 1u);
+  EXPECT_EQ(migration_gaps(unified_memory_expectation(prefetch), half).size(), 1u);
   half.bytes_h2d = kGiB;
-  EXPECT_TRUE(unified_memory_count_gaps(prefetch, half).empty());
+  EXPECT_TRUE(migration_gaps(unified_memory_expectation(prefetch), half).empty());
+}
+
+CountedSample counted(double seconds, std::uint64_t groups, std::uint64_t h2d,
+                      std::uint64_t d2h = 0, std::uint64_t cpu_faults = 0) {
+  UnifiedMemoryCounts c;
+  c.gpu_fault_groups = groups;
+  c.bytes_h2d = h2d;
+  c.bytes_d2h = d2h;
+  c.cpu_faults = cpu_faults;
+  return {seconds, c};
+}
+
+TEST(UnifiedMemoryFamily, FaultPassesMustShowFaultDrivenMigration) {
+  const auto r = decode_unified_memory_request(um_case("fault", 64 * kKiB, kGiB));
+  UnifiedMemoryPasses passes;
+  // The second pass lost its fault records (bytes moved, no group): still fault-driven.
+  passes.samples = {counted(0.2, 20, 64 * kMiB), counted(0.2, 0, 352190464)};
+  auto checks = unified_memory_pass_checks(r, passes, "", true);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].name, "um_counters");
+  EXPECT_TRUE(checks[0].passed);
+  EXPECT_NE(checks[0].detail.find("INCOMPLETE in 1 of 2"), std::string::npos) << checks[0].detail;
+  EXPECT_EQ(checks[0].value["complete"], false);
+  EXPECT_EQ(checks[1].name, "gpu_fault_groups");
+  EXPECT_TRUE(checks[1].passed) << checks[1].detail;
+  EXPECT_NE(checks[1].detail.find("1 sample(s) counted bytes but no fault group"),
+            std::string::npos)
+      << checks[1].detail;
+  EXPECT_EQ(checks[1].value, nlohmann::ordered_json({20, 0}));
+  // A pass that shows no migration at all fails the case.
+  passes.samples.push_back(counted(0.2, 0, 0));
+  checks = unified_memory_pass_checks(r, passes, "", true);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_FALSE(checks[1].passed);
+  // Without counters there is nothing to judge faults by: um_counters says why.
+  UnifiedMemoryPasses uncounted;
+  uncounted.samples = {CountedSample{0.2, std::nullopt}};
+  checks = unified_memory_pass_checks(r, uncounted, "CUPTI is busy", true);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_TRUE(checks[0].passed);
+  EXPECT_EQ(checks[0].detail.rfind("CUPTI unavailable: CUPTI is busy", 0), 0u) << checks[0].detail;
+}
+
+TEST(UnifiedMemoryFamily, GpuToCpuPassesMustMigrateBack) {
+  const auto r = decode_unified_memory_request(um_case("gpu_to_cpu", 4 * kKiB, 64 * kMiB));
+  UnifiedMemoryPasses passes;
+  passes.samples = {counted(0.1, 0, 0, 64 * kMiB, 16384)};
+  auto checks = unified_memory_pass_checks(r, passes, "", false);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[1].name, "cpu_fault_migration");
+  EXPECT_TRUE(checks[1].passed) << checks[1].detail;
+  passes.samples.push_back(counted(0.1, 0, 0, 0, 0));
+  checks = unified_memory_pass_checks(r, passes, "", false);
+  EXPECT_FALSE(checks[1].passed);
+  EXPECT_EQ(checks[1].value, nlohmann::ordered_json({64 * kMiB, 0}));
+}
+
+TEST(UnifiedMemoryFamily, PrefetchTimingSaysWhatTheClockCounted) {
+  const auto r = decode_unified_memory_request(um_case("prefetch", 64 * kKiB, kGiB));
+  UnifiedMemoryPasses passes;
+  passes.samples = {counted(0.1, 0, kGiB), counted(0.1, 0, kGiB), counted(0.1, 0, kGiB)};
+  passes.prefetch_calls = {3e-6, 1e-6, 2e-6};
+  const auto latched = unified_memory_pass_checks(r, passes, "", true);
+  ASSERT_EQ(latched.size(), 2u);  // um_counters, prefetch_timing: no fault check for a prefetch
+  EXPECT_EQ(latched[1].name, "prefetch_timing");
+  EXPECT_DOUBLE_EQ(latched[1].value.get<double>(), 2e-6);
+  EXPECT_NE(latched[1].detail.find("leaves out"), std::string::npos) << latched[1].detail;
+  const auto host = unified_memory_pass_checks(r, passes, "", false);
+  EXPECT_NE(host[1].detail.find("blocked behind the latch"), std::string::npos) << host[1].detail;
 }
 
 TEST(UnifiedMemoryFamily, InvalidCombinations) {
