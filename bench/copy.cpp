@@ -121,8 +121,9 @@ class CopyFamily final : public Family {
     return metric_names_of(copy_metrics(decode_copy_request(spec), {"<N>"}));
   }
 
-  std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
-                                     int device) const override {
+  // machine and device are unused in a host-only build (PATHBENCH_GPU_BENCH throws SkipCase).
+  std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, [[maybe_unused]] const Machine& machine,
+                                     [[maybe_unused]] int device) const override {
     const CopyRequest r = decode_copy_request(spec);
     if (r.all_gpus) PATHBENCH_GPU_BENCH(make_copy_all_gpus_bench(r, machine));
     PATHBENCH_GPU_BENCH(make_copy_bench(r, machine, device));

@@ -52,8 +52,10 @@ class OverlapFamily final : public Family {
   std::optional<std::vector<std::string>> metric_names(const CaseSpec&) const override {
     return metric_names_of(overlap_metrics());
   }
-  std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
-                                     int device) const override {
+  // The parameters are unused in a host-only build (PATHBENCH_GPU_BENCH throws SkipCase there).
+  std::unique_ptr<CaseBench> prepare([[maybe_unused]] const CaseSpec& spec,
+                                     [[maybe_unused]] const Machine& machine,
+                                     [[maybe_unused]] int device) const override {
     PATHBENCH_GPU_BENCH(make_overlap_bench(decode(spec), machine, device));
   }
 };
