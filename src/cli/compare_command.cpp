@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -15,6 +16,7 @@
 #include "core/subprocess.hpp"
 #include "core/text.hpp"
 #include "export/compare_report.hpp"
+#include "result/gate_block.hpp"
 #include "result/result.hpp"
 #include "result/run_context.hpp"
 #include "scenario/case_filter.hpp"
@@ -42,7 +44,16 @@ CompareOptions compare_options(const JudgeCliOptions& options) {
   if (!(options.alpha > 0 && options.alpha < 1)) {
     throw InputError::option("--alpha", "must be in (0, 1)");
   }
-  if (!(options.threshold_pct > 0)) throw InputError::option("--threshold", "must be positive");
+  // The range of a gate block's thresholds (result/gate_block.hpp): inf or 1e400 would gate nothing.
+  if (!std::isfinite(options.threshold_pct) || !(options.threshold_pct > 0) ||
+      options.threshold_pct > kMaxGatePercent) {
+    char found[64];
+    std::snprintf(found, sizeof found, "%g", options.threshold_pct);
+    throw InputError::option("--threshold",
+                             std::string("expected a percentage in (0, 1000], as a gate block's "
+                                         "threshold_pct, found ") +
+                                 found);
+  }
   if (!(options.k >= 0 && options.k <= 100)) {
     throw InputError::option("--spread-k", "must be in [0, 100]");
   }
@@ -158,7 +169,8 @@ int gate_command(const GateCliOptions& options) {
   const RunContext context = RunContext::from_json(result.context, options.result);
   const std::string node_type = context.node_type.value_or("");
   const auto baseline_path = baseline_file_for(node_type, options.baselines);
-  if (!std::filesystem::exists(baseline_path)) {
+  std::error_code exists_error;  // a link loop on the way reads as no baseline there
+  if (!std::filesystem::exists(baseline_path, exists_error)) {
     std::fprintf(stderr,
                  "pathbench gate: no baseline for node type \"%s\" (%s); checking the floors "
                  "only.\npathbench gate: promote good runs with: pathbench baseline promote "
@@ -235,11 +247,16 @@ int baseline_promote_command(const BaselineCliOptions& options) {
     return e.exit_code();
   }
   const auto target = baseline_file_for(baseline.node_type, options.dir);
-  if (std::filesystem::exists(target) && !options.force) {
+  try {
+    check_output_target(target);  // a --dir that is a link loop, a device, a FIFO: refused
+  } catch (const std::exception& e) {
+    throw InputError(target.string(), "", std::string("cannot write the baseline: ") + e.what());
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(target, ec) && !options.force) {
     throw InputError(target.string(), "",
                      "a baseline for this node type exists; pass --force to replace it");
   }
-  std::error_code ec;
   std::filesystem::create_directories(target.parent_path(), ec);
   try {
     save_baseline(target, baseline);
@@ -255,7 +272,7 @@ int baseline_promote_command(const BaselineCliOptions& options) {
     metrics += c.metrics.size();
   }
   std::printf("baseline for \"%s\": %s (%zu run%s, %zu ok cases, %zu metrics)\n",
-              baseline.node_type.c_str(), target.c_str(), baseline.runs.size(),
+              printable_text(baseline.node_type).c_str(), target.c_str(), baseline.runs.size(),
               baseline.runs.size() == 1 ? "" : "s", ok, metrics);
   if (baseline.runs.size() < kMinRunsForSpread) {
     std::printf(
@@ -268,7 +285,7 @@ int baseline_promote_command(const BaselineCliOptions& options) {
     std::vector<std::pair<double, std::string>> widest;
     for (const auto& c : baseline.cases) {
       for (const auto& m : c.metrics) {
-        widest.emplace_back(m.between.spread_pct, m.name + " " + c.id);
+        widest.emplace_back(m.between.spread_pct, printable_text(m.name + " " + c.id));
       }
     }
     std::sort(widest.rbegin(), widest.rend());
@@ -287,7 +304,8 @@ int baseline_path_command(const BaselineCliOptions& options) {
   const Result result = load_result(options.results.front());
   const auto target = baseline_file_for(node_type_of(result, options.results.front()), options.dir);
   std::printf("%s\n", target.c_str());
-  if (!std::filesystem::exists(target)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(target, ec)) {
     std::fprintf(stderr, "pathbench: no baseline yet for this node type: %s\n", target.c_str());
     return 2;
   }

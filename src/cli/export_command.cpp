@@ -28,8 +28,9 @@ int export_command(const std::string& result_path, const std::string& prometheus
                  "pathbench: note: %s is incomplete (%s): exporting its %zu finished cases with "
                  "pathbench_result_complete 0\n",
                  result_path.c_str(),
-                 result.incomplete_reason.empty() ? "the run did not finish"
-                                                  : result.incomplete_reason.c_str(),
+                 result.incomplete_reason.empty()
+                     ? "the run did not finish"
+                     : printable_text(shortened_text(result.incomplete_reason)).c_str(),
                  cases);
   }
   if (prometheus_out == "-") {

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "build_info.hpp"
 #include "cli/commands.hpp"
@@ -12,6 +14,8 @@
 #include "cli/export_command.hpp"
 #include "cli/stress_command.hpp"
 #include "core/errors.hpp"
+#include "core/option_values.hpp"
+#include "scenario/scenario_file.hpp"
 
 namespace {
 
@@ -43,8 +47,11 @@ int main(int argc, char** argv) {
                       "Result file (default: results/<node-type>-<UTC timestamp>.json)");
   run_cmd->add_option("-f,--filter", run.filter,
                       "Only cases whose id matches this regular expression (RE2 syntax, search)");
-  run_cmd->add_option("-r,--repetitions", run.repetitions,
-                      "Samples per case, overriding the scenario files");
+  std::optional<std::string> repetitions_text;  // parsed strictly below (option_values.hpp)
+  run_cmd->add_option("-r,--repetitions", repetitions_text,
+                      "Samples per case, overriding the scenario files: an integer in [1, 100000], "
+                      "as a scenario's repetitions")
+      ->type_name("N");
   run_cmd->add_flag("-q,--quick", run.quick,
                     "At most 3 repetitions and 10 ms per sample: a smoke run, not a measurement");
   run_cmd->add_option("-d,--device", run.device, "CUDA device index for the GPU families")
@@ -265,6 +272,10 @@ int main(int argc, char** argv) {
   run.argv.assign(argv, argv + argc);
   list.device_given = list_cmd->count("--device") > 0;
   try {
+    if (repetitions_text) {
+      run.repetitions = static_cast<int>(
+          parse_integer_option("--repetitions", *repetitions_text, 1, kMaxRepetitions));
+    }
     if (*run_cmd) return cli::run_command(run);
     if (*list_cmd) return cli::list_command(list);
     if (*inventory_cmd) return cli::inventory_command(inventory);
@@ -275,14 +286,15 @@ int main(int argc, char** argv) {
     if (*export_cmd) return cli::export_command(export_result, export_prometheus);
     if (*stress_cmd) return cli::stress_command(stress);
   } catch (const InputError& e) {
-    std::fprintf(stderr, "pathbench: error: %s\n", e.what());
+    std::fprintf(stderr, "pathbench: error: %s\n", e.what());  // printable already
     return static_cast<int>(ExitCode::kBadInput);
   } catch (const DiskFull& e) {
     // Not bad input and not a failed case: the output could not be completed.
-    std::fprintf(stderr, "pathbench: error: %s; the output is incomplete\n", e.what());
+    std::fprintf(stderr, "pathbench: error: %s; the output is incomplete\n",
+                 printable_text(shortened_text(e.what())).c_str());
     return static_cast<int>(ExitCode::kIncomplete);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pathbench: error: %s\n", e.what());
+    std::fprintf(stderr, "pathbench: error: %s\n", printable_text(shortened_text(e.what())).c_str());
     return static_cast<int>(ExitCode::kFailure);
   }
   return static_cast<int>(ExitCode::kBadInput);

@@ -3,6 +3,8 @@
 
 #include "compare/baseline.hpp"
 #include "core/atomic_file.hpp"
+#include "core/errors.hpp"
+#include "result/gate_block.hpp"
 
 // The baseline file (pathbench.baseline/v1): writing it, and reading it back naming the JSON
 // pointer of whatever is wrong.
@@ -143,8 +145,8 @@ class BaselineReader {
       bc.status = *status;
       bc.reason = text(c, at, "reason");
       bc.gate = field(c, at, "gate");
-      if (!bc.gate.is_null() && !bc.gate.is_object())
-        fail(at + "/gate", "expected an object or null");
+      // null: no gate block; else checked as a scenario's or a result's (one checker).
+      if (!bc.gate.is_null()) check_gate_block(bc.gate, file_, at + "/gate");
       const ojson& metrics = field(c, at, "metrics");
       if (!metrics.is_object()) fail(at + "/metrics", "expected an object");
       for (const auto& [name, m] : metrics.items()) {

@@ -39,13 +39,24 @@ class FileDescriptor {
 
 namespace {
 
-// The file a write to `path` must replace: symbolic links followed to their final target.
+// The file a write to `path` must replace: symbolic links followed to their final target. A link
+// that leads nowhere it could end (a loop, or a folder on the way that is a loop) is refused as
+// NotARegularFile: there is no file there to replace.
 std::filesystem::path final_target(const std::filesystem::path& path) {
   constexpr int kMaxLinks = 40;  // the kernel's own limit (ELOOP)
+  const auto loop = [&](const std::string& why) {
+    return NotARegularFile(path.string() + " cannot be written: " + why +
+                           "; pathbench writes regular files only");
+  };
   std::filesystem::path target = path;
-  for (int hops = 0; std::filesystem::is_symlink(std::filesystem::symlink_status(target)); ++hops) {
-    if (hops == kMaxLinks) throw SystemError("following the links of " + path.string(), ELOOP);
-    const auto next = std::filesystem::read_symlink(target);
+  for (int hops = 0;; ++hops) {
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(target, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) throw loop(ec.message());
+    if (!std::filesystem::is_symlink(status)) break;
+    if (hops == kMaxLinks) throw loop(std::strerror(ELOOP));
+    const auto next = std::filesystem::read_symlink(target, ec);
+    if (ec) throw loop(ec.message());
     target = next.is_absolute() ? next : target.parent_path() / next;
   }
   return target;
@@ -97,14 +108,24 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& requested, std::string_view content) {
+std::filesystem::path check_output_target(const std::filesystem::path& requested) {
   const std::filesystem::path path = final_target(requested);
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    throw NotARegularFile(path.string() + " is " + kind_of(st.st_mode) +
-                          ", not a regular file; pathbench writes regular files only and never "
-                          "replaces anything else");
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      throw NotARegularFile(path.string() + " is " + kind_of(st.st_mode) +
+                            ", not a regular file; pathbench writes regular files only and never "
+                            "replaces anything else");
+    }
+  } else if (errno == ELOOP || errno == ENOTDIR) {
+    // A folder on the way is a link loop, or a file: nothing can ever be written there.
+    throw NotARegularFile(path.string() + " cannot be written: " + std::strerror(errno));
   }
+  return path;
+}
+
+void write_file_atomically(const std::filesystem::path& requested, std::string_view content) {
+  const std::filesystem::path path = check_output_target(requested);
   const auto parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::filesystem::create_directories(parent);
   remove_stale_temporary_files(path);

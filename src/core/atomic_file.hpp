@@ -25,6 +25,12 @@ class NotARegularFile : public std::runtime_error {
 // next write of the same output on the same host, once that process is gone.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
+// The checks write_file_atomically makes before it writes anything, for a writer that must know
+// early (a run, before it measures; a journal beside the output): returns the file a write would
+// replace (links followed). NotARegularFile when the target exists and is not a regular file, or
+// cannot be reached (a symbolic link loop, a folder on the way that is a loop or a file).
+std::filesystem::path check_output_target(const std::filesystem::path& path);
+
 // write_file_atomically for a command's output file: a refusal or OS error becomes an InputError
 // naming the file ("cannot write <what>: ..."), while DiskFull passes through (exit 2).
 void write_output_file(const std::filesystem::path& path, std::string_view content,

@@ -24,22 +24,63 @@ using ojson = nlohmann::ordered_json;
 // ---------------------------------------------------------------------------------------------
 // Input: bytes in chunks, behind an input iterator that nlohmann's iterator adapter reads one
 // character at a time. The iterator is a handle on the shared source; the end iterator has none.
+//
+// The source also guards the lexer against two quirks of nlohmann's (3.11):
+//   - it takes a NUL byte for the end of the input (for C strings), so "{...}\0garbage" would read
+//     as "{...}": a raw NUL is never part of JSON text (inside a string it must be escaped), so the
+//     source refuses it wherever it is, naming its byte offset;
+//   - it keeps every character it reads since the last string or number in a buffer (for error
+//     messages), white space included, so a file padded with a GB of spaces cost a GB of memory:
+//     outside strings the source hands the lexer one character of a run of white space and skips
+//     the rest (counted in skipped(), so that positions in messages stay byte offsets).
 
 class ByteSource {
  public:
+  explicit ByteSource(std::string file) : file_(std::move(file)) {}
   virtual ~ByteSource() = default;
   // Bytes of the input before the current character: what the parser has consumed.
   std::uint64_t consumed() const { return base_ + pos_; }
+  // White space never handed to the lexer: its positions plus this are byte offsets.
+  std::uint64_t skipped() const { return skipped_; }
 
   bool at_end() {
     if (pos_ < len_) return false;
-    base_ += len_;
-    pos_ = 0;
-    len_ = 0;
-    return !refill();
+    return !next_chunk();
   }
   char current() const { return data_[pos_]; }
-  void advance() { ++pos_; }
+  void advance() {
+    const char c = data_[pos_++];
+    if (in_string_) {
+      // A raw NUL in a string is refused by the lexer itself (control characters must be
+      // escaped), with its own message.
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+      return;
+    }
+    switch (c) {
+      case '"':
+        in_string_ = true;
+        break;
+      case '\0':
+        throw InputError(file_, "",
+                         "not valid JSON (byte " + std::to_string(consumed() - 1) +
+                             "): a NUL byte; JSON text never holds one (nlohmann would read it as "
+                             "the end of the document and ignore the rest)");
+      case ' ':
+      case '\t':
+      case '\n':
+      case '\r':
+        skip_white_space();
+        break;
+      default:
+        break;
+    }
+  }
 
  protected:
   // Makes the next chunk current (data_, len_); false at the end of the input.
@@ -47,11 +88,48 @@ class ByteSource {
   const char* data_ = nullptr;
   std::size_t pos_ = 0, len_ = 0;
   std::uint64_t base_ = 0;  // bytes before the current chunk
+  std::string file_;
+
+ private:
+  bool next_chunk() {
+    base_ += len_;
+    pos_ = 0;
+    len_ = 0;
+    return refill();
+  }
+  static bool white(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+  // After a white-space character outside a string: the rest of its run, across chunks. A run
+  // longer than kMaxJsonWhiteSpaceRun is refused: no pathbench document holds one, and a file
+  // padded with a GB of spaces is then refused at once instead of read to its end.
+  void skip_white_space() {
+    const std::uint64_t run_start = consumed() - 1;
+    for (;;) {
+      const std::size_t from = pos_;
+      // Eight spaces at a time (padding is spaces), then byte by byte.
+      std::uint64_t word = 0;
+      while (pos_ + 8 <= len_ && (std::memcpy(&word, data_ + pos_, 8), word == kEightSpaces)) {
+        pos_ += 8;
+      }
+      while (pos_ < len_ && white(data_[pos_])) ++pos_;
+      skipped_ += pos_ - from;
+      if (consumed() - run_start > kMaxJsonWhiteSpaceRun) {
+        throw InputError(file_, "",
+                         "not valid JSON (byte " + std::to_string(run_start) + "): more than " +
+                             std::to_string(kMaxJsonWhiteSpaceRun) +
+                             " bytes of white space in a row; a pathbench document never holds "
+                             "that much");
+      }
+      if (pos_ < len_ || !next_chunk()) return;
+    }
+  }
+  static constexpr std::uint64_t kEightSpaces = 0x2020202020202020ULL;
+  std::uint64_t skipped_ = 0;
+  bool in_string_ = false, escaped_ = false;
 };
 
 class TextSource : public ByteSource {
  public:
-  explicit TextSource(std::string_view text) {
+  TextSource(std::string_view text, std::string file) : ByteSource(std::move(file)) {
     data_ = text.data();
     len_ = text.size();
   }
@@ -60,7 +138,7 @@ class TextSource : public ByteSource {
 class FileSource : public ByteSource {
  public:
   FileSource(int fd, std::string path, std::uint64_t max_bytes)
-      : fd_(fd), path_(std::move(path)), max_bytes_(max_bytes), buffer_(kChunk) {}
+      : ByteSource(std::move(path)), fd_(fd), max_bytes_(max_bytes), buffer_(kChunk) {}
   FileSource(const FileSource&) = delete;
   FileSource& operator=(const FileSource&) = delete;
   ~FileSource() override { ::close(fd_); }
@@ -72,11 +150,11 @@ class FileSource : public ByteSource {
       if (n == 0) return false;
       if (n < 0) {
         if (errno == EINTR) continue;
-        throw InputError(path_, "", std::string("cannot read: ") + std::strerror(errno));
+        throw InputError(file_, "", std::string("cannot read: ") + std::strerror(errno));
       }
       if (base_ + static_cast<std::uint64_t>(n) > max_bytes_) {
         throw InputError(
-            path_, "",
+            file_, "",
             "cannot read: grew beyond " + std::to_string(max_bytes_) + " bytes while being read");
       }
       data_ = buffer_.data();
@@ -88,7 +166,6 @@ class FileSource : public ByteSource {
  private:
   static constexpr std::size_t kChunk = std::size_t{1} << 20;
   int fd_;
-  std::string path_;
   std::uint64_t max_bytes_;
   std::vector<char> buffer_;
 };
@@ -227,8 +304,10 @@ class StrictBuilder {
     return true;
   }
 
-  [[noreturn]] bool parse_error(std::size_t position, const std::string& last_token,
+  [[noreturn]] bool parse_error(std::size_t lexer_position, const std::string& last_token,
                                 const ojson::exception& e) {
+    // The lexer counts what it was handed; the source skipped some white space.
+    const std::uint64_t position = lexer_position + source_.skipped();
     if (e.id == 406) {
       // The lexer read a number that does not fit a double ("1e999"). The document as a whole
       // is malformed (pointer ""), like any other JSON error; the message says where.
@@ -396,7 +475,7 @@ ojson read_json_file(const std::filesystem::path& path, const JsonReadOptions& o
 
 ojson parse_json_text(std::string_view text, const std::string& file,
                       const JsonReadOptions& options) {
-  TextSource source(text);
+  TextSource source(text, file);
   return parse_source(source, file, options);
 }
 

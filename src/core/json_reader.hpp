@@ -9,7 +9,10 @@
 //     the first, so the file means different things to different tools;
 //   - nesting deeper than kMaxJsonDepth (core/json_text.hpp);
 //   - a number beyond double's range (1e999), the message naming its pointer;
+//   - a NUL byte anywhere (nlohmann's lexer takes one for the end of the input), and more than
+//     kMaxJsonWhiteSpaceRun bytes of white space in a row;
 //   - anything that is not JSON, with the byte offset.
+// White space outside strings is skipped as it is read: it is never kept, whatever its amount.
 // A UTF-8 byte order mark at the start is accepted.
 //
 // The elements of one array (JsonReadOptions::stream_array, e.g. "/cases") can be handed to a
@@ -26,6 +29,11 @@
 #include <nlohmann/json.hpp>
 
 namespace pathbench {
+
+// The most white space in a row (outside strings) a JSON input may hold: a pathbench document
+// never has more than a line's indentation, and a file padded with a GB of spaces is refused once
+// this much is read instead of at its end.
+inline constexpr std::uint64_t kMaxJsonWhiteSpaceRun = std::uint64_t{64} << 20;
 
 struct JsonReadOptions {
   // A file larger than this is refused before it is read (and one that grows past it while

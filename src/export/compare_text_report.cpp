@@ -1,5 +1,12 @@
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/errors.hpp"
 
 #include "core/units.hpp"
 #include "export/compare_report.hpp"
@@ -9,7 +16,9 @@
 
 namespace pathbench {
 
-void print_comparison(const Comparison& c, std::FILE* out, bool color) {
+namespace {
+
+void print_table(const Comparison& c, std::FILE* out, bool color) {
   auto paint = [&](Verdict v) -> const char* {
     if (!color) return "";
     switch (v) {
@@ -162,6 +171,25 @@ void print_comparison(const Comparison& c, std::FILE* out, bool color) {
   }
   std::fprintf(out, "%zu cases%s%s; exit %d\n", c.cases.size(), summary.empty() ? "" : ": ",
                summary.c_str(), c.exit_code);
+}
+
+}  // namespace
+
+void print_comparison(const Comparison& c, std::FILE* out, bool color) {
+  // Case ids, metric names, reasons and context values come from the files compared: the table
+  // is made printable as a whole (core/errors.hpp), keeping only its own newlines and colours.
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* text = ::open_memstream(&buffer, &size);
+  if (text == nullptr) throw SystemError("open_memstream", errno);
+  print_table(c, text, color);
+  std::fclose(text);
+  const std::string shown = printable_lines(
+      std::string_view(buffer, size),
+      color ? std::vector<std::string_view>{"\033[31m", "\033[32m", "\033[33m", "\033[0m"}
+            : std::vector<std::string_view>{});
+  std::free(buffer);
+  std::fwrite(shown.data(), 1, shown.size(), out);
 }
 
 }  // namespace pathbench

@@ -18,6 +18,7 @@
 #include "core/errors.hpp"
 #include "core/json_reader.hpp"
 #include "core/json_text.hpp"
+#include "result/gate_block.hpp"
 #include "result/run_record.hpp"
 
 namespace pathbench {
@@ -279,7 +280,9 @@ class ResultReader {
 
   // Everything but the cases: schema, context, complete; "cases" must be there and an array
   // (its elements are read by result() or, for a file read case by case, one at a time).
-  Result header(const ojson& doc) const {
+  // `whole` false: the document read so far, up to its first case: the fields there are checked
+  // (so that errors come in the file's order), a context still to come is not missing yet.
+  Result header(const ojson& doc, bool whole = true) const {
     const Pointer root;
     object(doc, root);
     const ojson& schema = field(doc, root, "schema");
@@ -289,7 +292,7 @@ class ResultReader {
     }
     Result r;
     r.schema = kResultSchema;
-    context(field(doc, root, "context"), root / "context", r);
+    if (whole || doc.contains("context")) context(field(doc, root, "context"), root / "context", r);
     // Files written before the field existed: a run that finished has an end time.
     r.complete = !r.end_time.empty();
     if (const auto it = doc.find("complete"); it != doc.end()) {
@@ -388,26 +391,10 @@ class ResultReader {
       c.timeline_file = it->get<std::string>();
     }
     if (const auto it = v.find("gate"); it != v.end() && !it->is_null()) {
-      c.gate = object(*it, at / "gate");
-      // The same rules as a scenario's gate block: the compare must not read a typo or a
-      // negative threshold as "no gate" or "always noise".
-      const auto percent = [&](const ojson& value, const Pointer& where) {
-        const double pct = number(value, where);
-        if (!(pct > 0) || pct > 1000) {
-          fail(where, "expected a percentage in (0, 1000], found " + value.dump());
-        }
-      };
-      for (const auto& [key, value] : c.gate.items()) {
-        if (key == "threshold_pct") {
-          percent(value, at / "gate" / key);
-        } else if (key == "metrics") {
-          for (const auto& [name, pct] : object(value, at / "gate" / key).items()) {
-            percent(pct, at / "gate" / key / name);
-          }
-        } else {
-          fail(at / "gate" / key, "unknown field (known fields: threshold_pct, metrics)");
-        }
-      }
+      // The same rules as a scenario's gate block (one checker): the compare must not read a
+      // typo or a negative threshold as "no gate" or "always noise".
+      check_gate_block(*it, file_, (at / "gate").to_string());
+      c.gate = *it;
     }
 
     const Pointer metrics_at = at / "metrics";
@@ -528,9 +515,11 @@ std::optional<Result> read_result_file(
     if (kind == DocumentKind::kUnknown) {
       kind = kind_of(document);
       // The fields before the cases are checked before the first case, so that errors come in
-      // the file's order, as when the document was read whole.
+      // the file's order, as when the document was read whole. Fields after the cases (a
+      // "context" there is valid JSON and a valid result) are checked at the end, with the whole
+      // document: the cases go on streaming meanwhile, nothing is held for them.
       if (kind == DocumentKind::kResult || (kind == DocumentKind::kOther && other == nullptr)) {
-        reader.header(document);
+        reader.header(document, /*whole=*/false);
       }
     }
     if (kind == DocumentKind::kResult) {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
@@ -83,6 +84,13 @@ fs::path journal_path(const fs::path& result_path) {
 RunRecord::RunRecord(fs::path out, Result header)
     : out_(std::move(out)), journal_(journal_path(out_)), result_(std::move(header)) {
   const auto refuse = [&](const std::string& what) { throw InputError(out_.string(), "", what); };
+  // Before anything is created beside it: an output that can never be written (a device, a FIFO,
+  // a symbolic link loop) is refused with nothing left behind.
+  try {
+    check_output_target(out_);
+  } catch (const std::exception& e) {
+    refuse(std::string("cannot write the result: ") + e.what());
+  }
   std::error_code ec;
   fs::create_directories(journal_.parent_path(), ec);
   if (ec) refuse("cannot write the result: cannot create its folder: " + ec.message());
@@ -115,7 +123,6 @@ RunRecord::RunRecord(fs::path out, Result header)
     }
     refuse(who + " is writing this result; wait for it to end or choose another --out");
   }
-  remove_stale_temporary_files(out_);
   result_.complete = false;
   result_.incomplete_reason.clear();
   // A journal this run created goes again when the run cannot start; a killed run's stays until
@@ -127,6 +134,7 @@ RunRecord::RunRecord(fs::path out, Result header)
     journal_fd_ = -1;
   };
   try {
+    remove_stale_temporary_files(out_);
     save();  // fails early, before any measurement, when the output cannot be written
   } catch (const DiskFull&) {
     give_up();
@@ -196,36 +204,76 @@ void for_each_journal_case(const Result& header, const fs::path& result_path,
                            const std::function<void(CaseResult&&)>& on_case) {
   if (header.complete) return;
   const fs::path journal = journal_path(result_path);
-  std::string text;
+  // Every refusal names the journal and the result it belongs to, and says how to go on.
+  const std::string label = concat(journal.string(), " (the journal of ", result_path.string(), ")");
+  const auto refuse = [&](const std::string& what) {
+    throw InputError(label, "",
+                     what + "; move the journal away to read the result without the cases it "
+                            "holds");
+  };
+  int raw_fd = -1;
   try {
-    text = read_text_file(journal);
-  } catch (const std::exception&) {
-    return;  // no journal (the usual case), or one that cannot be read: nothing to add
+    raw_fd = open_regular_file(journal);
+  } catch (const SystemError& e) {
+    if (e.error_number() == ENOENT) return;  // no journal: the usual case
+    refuse(std::string("cannot read: ") + std::strerror(e.error_number()));
+  } catch (const std::exception& e) {
+    refuse(std::string("cannot read: ") + e.what());  // a FIFO, a device, a directory
   }
-  std::string_view rest = text;
-  const auto first_end = rest.find('\n');
-  if (first_end == std::string_view::npos) return;
-  const ojson head = journal_json(rest.substr(0, first_end));
-  if (!head.is_object() || head.value("journal", "") != kJournalFormat ||
-      head.value("start_time", "") != header.start_time) {
-    return;  // another run's journal
-  }
-  rest.remove_prefix(first_end + 1);
-  for (std::size_t line_number = 2;; ++line_number) {
-    const auto end = rest.find('\n');
-    if (end == std::string_view::npos) break;  // none left, or the last one cut short
-    const ojson line = journal_json(rest.substr(0, end));
-    rest.remove_prefix(end + 1);
-    if (line.is_discarded()) break;
-    CaseResult c;
-    try {
-      c = case_result_from_json(line, journal.string() + " line " + std::to_string(line_number),
-                                "");
-    } catch (const InputError&) {
-      break;  // not what this run wrote: trust nothing after it
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{raw_fd};
+
+  // Line by line, never the whole file: a line may hold at most kMaxJournalLineBytes, and the
+  // journal is read in chunks, so a journal of any size costs one line of memory.
+  std::size_t line_number = 0;
+  const auto line_label = [&] { return concat(label, " line ", std::to_string(line_number)); };
+  // False: another run's journal (nothing of it belongs to this result).
+  const auto take = [&](std::string_view line) -> bool {
+    const ojson j = parse_json_text(line, line_label());
+    if (line_number == 1) {
+      if (!j.is_object() || !j.contains("journal") || j["journal"] != kJournalFormat) {
+        throw InputError(line_label(), "",
+                         concat("not a journal header (expected {\"journal\": \"", kJournalFormat,
+                                "\", ...})"));
+      }
+      return j.value("start_time", "") == header.start_time;
     }
-    on_case(std::move(c));
+    on_case(case_result_from_json(j, line_label(), ""));
+    return true;
+  };
+  std::string line;
+  std::vector<char> buffer(std::size_t{1} << 20);
+  for (;;) {
+    const ssize_t n = ::read(raw_fd, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      refuse(std::string("cannot read: ") + std::strerror(errno));
+    }
+    if (n == 0) break;
+    std::string_view chunk(buffer.data(), static_cast<std::size_t>(n));
+    while (!chunk.empty()) {
+      const auto end = chunk.find('\n');
+      const std::string_view part = chunk.substr(0, end);
+      if (line.size() + part.size() > kMaxJournalLineBytes) {
+        line_number += 1;
+        throw InputError(line_label(), "",
+                         concat("longer than ", std::to_string(kMaxJournalLineBytes),
+                                " bytes, the most one journal line may hold (pathbench writes one "
+                                "case per line); move the journal away to read the result "
+                                "without the cases it holds"));
+      }
+      line.append(part);
+      if (end == std::string_view::npos) break;
+      chunk.remove_prefix(end + 1);
+      ++line_number;
+      if (!take(line)) return;
+      line.clear();
+    }
   }
+  // What is left without its newline is the last line cut short by a kill: ignored. (Only whole
+  // lines were ever reported finished.)
 }
 
 std::size_t fold_journal(Result& r, const fs::path& result_path) {

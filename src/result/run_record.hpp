@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -59,7 +60,13 @@ std::filesystem::path journal_path(const std::filesystem::path& result_path);
 // by a kill is ignored.
 std::size_t fold_journal(Result& r, const std::filesystem::path& result_path);
 // The journal's cases of the same run as `header` (incomplete), in the order they finished, for a
-// reader that streams cases; the caller drops those it already has.
+// reader that streams cases; the caller drops those it already has. The journal is read line by
+// line (never whole); a line cut short at the end (a kill mid-write) is ignored. A journal that is
+// there but cannot be trusted is an InputError naming it (and the result), with what is wrong: not
+// a regular file (a FIFO, a device, a symlink loop), unreadable, a line longer than
+// kMaxJournalLineBytes, a whole line that is not JSON or not a valid case, a first line that is no
+// journal header.
+inline constexpr std::size_t kMaxJournalLineBytes = std::size_t{64} << 20;
 void for_each_journal_case(const Result& header, const std::filesystem::path& result_path,
                            const std::function<void(CaseResult&&)>& on_case);
 

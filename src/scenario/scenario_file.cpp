@@ -14,6 +14,7 @@
 #include "core/json_text.hpp"
 #include "core/sha256.hpp"
 #include "inventory/gpu_selection.hpp"
+#include "result/gate_block.hpp"
 
 namespace pathbench {
 
@@ -218,26 +219,10 @@ class FileReader {
     return std::nullopt;
   }
 
-  // {"threshold_pct": 5, "metrics": {"name": 10}}: percentages a median may move the bad way.
+  // {"threshold_pct": 5, "metrics": {"name": 10}}: percentages a median may move the bad way,
+  // checked by the one rule results and baselines use too (result/gate_block.hpp).
   nlohmann::ordered_json gate(const nlohmann::ordered_json& g, const std::string& ptr) const {
-    if (!g.is_object()) fail(ptr, "expected an object, found " + std::string(g.type_name()));
-    auto percent = [&](const nlohmann::ordered_json& v, const std::string& p) {
-      if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1000) {
-        fail(p, "expected a percentage in (0, 1000], found " + v.dump());
-      }
-    };
-    for (const auto& [key, value] : g.items()) {
-      const std::string p = ptr + "/" + pointer_token(key);
-      if (key == "threshold_pct") {
-        percent(value, p);
-      } else if (key == "metrics") {
-        if (!value.is_object() || value.empty()) fail(p, "expected an object of metric: percent");
-        for (const auto& [metric, pct] : value.items())
-          percent(pct, p + "/" + pointer_token(metric));
-      } else {
-        fail(p, "unknown field (known fields: threshold_pct, metrics)");
-      }
-    }
+    check_gate_block(g, path_, ptr);
     return g;
   }
 
@@ -548,6 +533,27 @@ ScenarioFile load_scenario_file(const std::filesystem::path& path, const FamilyC
   return parse_scenario_file(path.string(), text, families, numa_nodes, gpus);
 }
 
+namespace {
+
+std::string describe_file_type(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::fifo:
+      return "a FIFO";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    case std::filesystem::file_type::directory:
+      return "a directory";
+    default:
+      return "not a regular file";
+  }
+}
+
+}  // namespace
+
 std::vector<std::filesystem::path> collect_scenario_paths(
     const std::vector<std::string>& files_or_dirs) {
   std::vector<std::filesystem::path> out;
@@ -562,11 +568,22 @@ std::vector<std::filesystem::path> collect_scenario_paths(
         if (ec) throw InputError(arg, "", "cannot list the directory: " + ec.message());
         if (it->path().extension() != ".json") continue;
         std::error_code entry_error;  // a symlink loop, a dangling link: bad input, named
-        const bool regular = it->is_regular_file(entry_error);
+        const auto status = it->status(entry_error);
         if (entry_error) {
           throw InputError(it->path().string(), "", "cannot read: " + entry_error.message());
         }
-        if (regular) in_dir.push_back(it->path());
+        // A folder named *.json is no scenario file and not one the user named: left out. Anything
+        // else that is not a regular file (a FIFO, a device, a socket, also behind a link) is bad
+        // input, as it is when named directly: the loader refuses it, naming it, before anything
+        // runs (read_text_file never opens such a file for reading in a way that blocks).
+        if (status.type() == std::filesystem::file_type::directory) continue;
+        if (status.type() != std::filesystem::file_type::regular) {
+          throw InputError(it->path().string(), "",
+                           "cannot read: " + describe_file_type(status.type()) +
+                               ", not a regular file; a scenario directory's *.json files must be "
+                               "regular files");
+        }
+        in_dir.push_back(it->path());
       }
       std::sort(in_dir.begin(), in_dir.end());
       if (in_dir.empty()) throw InputError(arg, "", "directory holds no *.json scenario files");
