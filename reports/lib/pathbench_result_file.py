@@ -36,9 +36,12 @@ EXIT_BAD_INPUT = 3
 
 # The C++ reader refuses deeper documents (core/json_text.hpp, kMaxJsonDepth).
 MAX_JSON_DEPTH = 64
-# A year of samples is far below this; a bigger input is a mistake, and reading it would only
+# The largest result, baseline or compare file a report reads, checked before reading. Python holds
+# a parsed result in about five times its size (a dict per case, metric and stats block, a float
+# object per sample), so a 256 MiB file takes about 1.5 GiB; a sweep of 100 000 cases with a dozen
+# samples per metric is about 200 MB. A bigger input is a mistake, and reading it would only
 # exhaust memory.
-MAX_INPUT_BYTES = 1 << 30
+MAX_INPUT_BYTES = 256 << 20
 UTF8_BOM = b"\xef\xbb\xbf"
 # The baseline's between-run spread needs this many runs (compare/baseline.hpp, kMinRunsForSpread).
 MIN_RUNS_FOR_SPREAD = 3
@@ -113,24 +116,40 @@ def _parse_constant(token: str) -> NoReturn:
     raise _Constant(token)
 
 
-_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.S)
-_BRACKET_RE = re.compile(r"[\[\]{}]")
+# A JSON string, or the unterminated rest of the text. Possessive (Python 3.11+), so that matching
+# a 20 MiB string keeps no backtracking state per character: "(?:[^"\\]|\\.)*" took ~50 bytes a
+# character (a gigabyte for a 20 MiB case id). Linear in time and constant in memory.
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)'
+# Everything but the brackets, strings skipped whole: what is left of a text is its brackets.
+_NOT_BRACKETS_RE = re.compile(_STRING + r'|[^\[\]{}"]++', re.S)
+_TOKEN_RE = re.compile(_STRING + r'|[\[\]{}:,]|[^\s\[\]{}:,"]++', re.S)
 
 
-def nesting_depth(text: str) -> int:
-    """The deepest nesting of arrays and objects, counted on the text (brackets inside strings do
-    not count), so a hostile file is refused before json.loads recurses into it."""
-    depth = deepest = 0
-    for c in _BRACKET_RE.findall(_STRING_RE.sub("", text)):
+def too_deep(text: str, end: int | None = None) -> bool:
+    """Whether arrays and objects nest deeper than MAX_JSON_DEPTH in text[:end], counted on the
+    text (brackets inside strings do not count): for a text json.loads could not read, which the
+    C++ reader, checking the depth as it parses, may refuse for its depth first. Linear in time;
+    holds at most a copy of the text."""
+    end = _before_trailing_space(text, len(text) if end is None else end)
+    if text.count("[", 0, end) + text.count("{", 0, end) <= MAX_JSON_DEPTH:
+        return False  # too few brackets, in strings or not
+    depth = 0
+    for c in _NOT_BRACKETS_RE.sub("", text[:end]):
         if c in "[{":
             depth += 1
-            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                return True
         elif depth > 0:
             depth -= 1
-    return deepest
+    return False
 
 
-_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|[^\s\[\]{}:,"]+', re.S)
+def _before_trailing_space(text: str, end: int, block: int = 1 << 16) -> int:
+    """An end at most `end` with only white space after it (in steps of `block`): a truncated file
+    padded with hundreds of megabytes of spaces is not scanned space by space."""
+    while end > 0 and text[max(0, end - block):end].isspace():
+        end = max(0, end - block)
+    return end
 
 
 def _too_deep_at(text: str) -> str:
@@ -142,7 +161,7 @@ def _too_deep_at(text: str) -> str:
         token = m.group()
         if token in ("[", "{"):
             if len(frames) >= MAX_JSON_DEPTH:
-                return "".join("/" + (pointer_token(f[1]) if f[0] else str(f[2])) for f in frames)
+                return _frames_pointer(frames)
             frames.append([token == "{", "", 0])
             expect_key = token == "{"
         elif token in ("]", "}"):
@@ -164,6 +183,10 @@ def _too_deep_at(text: str) -> str:
     return ""
 
 
+def _frames_pointer(frames: list[list[Any]]) -> str:
+    return "".join("/" + (pointer_token(f[1]) if f[0] else str(f[2])) for f in frames)
+
+
 def _describe_file_type(mode: int) -> str:
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
@@ -172,7 +195,7 @@ def _describe_file_type(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+def read_bytes(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> bytearray:
     """The file's bytes; InputError for anything but a readable regular file of at most max_bytes."""
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused right after).
@@ -185,18 +208,24 @@ def read_bytes(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
             raise InputError(path, "", f"cannot read: it is {_describe_file_type(st.st_mode)}, not a regular file; "
                                        "the reports read regular files only")
         if st.st_size > max_bytes:
-            raise InputError(path, "", f"cannot read: {st.st_size} bytes, more than the {max_bytes} an input may have")
-        chunks: list[bytes] = []
+            raise InputError(path, "", f"cannot read: {st.st_size} bytes, more than the {max_bytes} "
+                                       f"({max_bytes >> 20} MiB) an input may have")
+        # One buffer of the size fstat gave (and one byte to see growth), filled in place: joining
+        # chunks would hold the file twice.
+        buf = bytearray(st.st_size + 1)
         total = 0
         while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
+            if total == len(buf):
+                if total > max_bytes:
+                    raise InputError(path, "", f"cannot read: grew beyond {max_bytes} bytes while being read")
+                buf.extend(bytes(min(len(buf), max_bytes + 1 - total)))
+            with memoryview(buf) as view:
+                n = os.readv(fd, [view[total:]])
+            if n == 0:
                 break
-            total += len(chunk)
-            if total > max_bytes:
-                raise InputError(path, "", f"cannot read: grew beyond {max_bytes} bytes while being read")
-            chunks.append(chunk)
-        return b"".join(chunks)
+            total += n
+        del buf[total:]
+        return buf
     except OSError as e:
         raise InputError(path, "", f"cannot read: {e.strerror or e}") from None
     finally:
@@ -225,13 +254,17 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
-def _check_values(path: Path, value: Any, at: str = "") -> None:
+def _check_values(path: Path, value: Any, at: str = "", depth: int = 1) -> None:
     """What json.loads lets through and the C++ reader refuses, in document order: a key that
-    appears twice in one object, and a lone UTF-16 surrogate (an unpaired \\ud800 escape), which
-    cannot be printed or written as UTF-8. Recursive: the nesting is at most 64 levels here."""
+    appears twice in one object, a lone UTF-16 surrogate (an unpaired \\ud800 escape), which
+    cannot be printed or written as UTF-8, and nesting deeper than 64 levels. Recursive, but never
+    deeper than 65 levels: a container deeper than that is refused before its contents are seen."""
     if isinstance(value, str):
         _check_text(path, value, at)
-    elif isinstance(value, dict):
+        return
+    if depth > MAX_JSON_DEPTH:
+        raise InputError(path, at, _TOO_DEEP)
+    if isinstance(value, dict):
         if isinstance(value, _DuplicateKey):
             where = f"{at}/{pointer_token(value.key)}".encode("utf-8", "backslashreplace").decode("utf-8")
             raise InputError(path, where, f"duplicate key {_dump(value.key)}: JSON readers differ in which one "
@@ -240,11 +273,11 @@ def _check_values(path: Path, value: Any, at: str = "") -> None:
             where = f"{at}/{pointer_token(key)}"
             _check_text(path, key, where, is_key=True)
             if isinstance(item, (str, dict, list)):
-                _check_values(path, item, where)
+                _check_values(path, item, where, depth + 1)
     elif isinstance(value, list):
         for i, item in enumerate(value):
             if isinstance(item, (str, dict, list)):
-                _check_values(path, item, f"{at}/{i}")
+                _check_values(path, item, f"{at}/{i}", depth + 1)
 
 
 def _check_text(path: Path, text: str, at: str, is_key: bool = False) -> None:
@@ -261,44 +294,83 @@ def _check_text(path: Path, text: str, at: str, is_key: bool = False) -> None:
                                       "(an unpaired \\u escape), which is no Unicode character") from None
 
 
-def parse_json(path: Path, data: bytes) -> Any:
-    """A JSON document from the bytes of `path`, by the rules of the C++ reader
-    (core/json_reader.cpp): a UTF-8 BOM is skipped; invalid UTF-8, NaN/Infinity, numbers beyond
-    double's range, lone surrogates, a key twice in one object and nesting deeper than 64 levels
-    are refused."""
-    offset = 0
-    if data.startswith(UTF8_BOM):  # nlohmann skips a UTF-8 byte-order mark at the start
-        data = data[len(UTF8_BOM):]
-        offset = len(UTF8_BOM)
+_TOO_DEEP = f"nesting deeper than {MAX_JSON_DEPTH} levels; a pathbench document is never that deep"
+
+
+def decode_json_text(path: Path, data: bytes | bytearray) -> str:
+    """The text of a JSON file's bytes: a UTF-8 BOM is skipped (as nlohmann does); anything but
+    UTF-8 is refused."""
+    offset = len(UTF8_BOM) if data[:len(UTF8_BOM)] == UTF8_BOM else 0
     try:
-        text = data.decode("utf-8")
+        # A view, not a slice: skipping the BOM must not copy the file.
+        with memoryview(data) as view:
+            return str(view[offset:], "utf-8")
     except UnicodeDecodeError as e:
         raise InputError(path, "", f"cannot read: not UTF-8 text (byte {e.start + offset}: {e.reason}); "
                                    "JSON is UTF-8") from None
-    if nesting_depth(text) > MAX_JSON_DEPTH:
-        raise InputError(path, _too_deep_at(text), f"nesting deeper than {MAX_JSON_DEPTH} levels; "
-                                                   "a pathbench document is never that deep")
+    except MemoryError:
+        raise _too_big(path, len(data)) from None
+
+
+def _too_big(path: Path, size: int) -> InputError:
+    return InputError(path, "", f"cannot read: {size} bytes of JSON need more memory than this process may use")
+
+
+def parse_json_text(path: Path, text: str) -> Any:
+    """A JSON document from the text of `path`, by the rules of the C++ reader
+    (core/json_reader.cpp): NaN/Infinity, numbers beyond double's range, lone surrogates, a key
+    twice in one object and nesting deeper than 64 levels are refused.
+
+    json.loads reads the text first (in C, linear; nesting beyond ~1000 levels stops it with a
+    RecursionError, not a crash); the nesting is checked on the parsed document. Where the
+    document is refused, the C++ reader, which checks the depth as it parses, would name a too
+    deep container first: the text is scanned for one then, and only then."""
     try:
         doc = json.loads(text, parse_float=_parse_float, parse_int=_parse_int, parse_constant=_parse_constant,
                          object_pairs_hook=_object)
     except json.JSONDecodeError as e:
-        where = "an empty file" if not text.strip() else f"line {e.lineno} column {e.colno}"
+        # The C++ reader stops at the same place: nesting beyond it it never sees.
+        _refuse_if_too_deep(path, text, e.pos + 1)
+        where = "an empty file" if not text or text.isspace() else f"line {e.lineno} column {e.colno}"
         raise InputError(path, "", f"not JSON ({where}): {e.msg}") from None
     except _NumberOverflow as e:
+        _refuse_if_too_deep(path, text)
         raise InputError(path, "", f"not valid JSON: number overflow parsing {_short(e.token)} "
                                    "(beyond the range of a double)") from None
     except _Constant as e:
+        _refuse_if_too_deep(path, text)
         raise InputError(path, "", f"not valid JSON: {e.token} is not a JSON value "
                                    "(JSON has no NaN or infinity)") from None
-    except RecursionError:  # unreachable after the depth check; kept so it can never be a traceback
+    except RecursionError:
+        _refuse_if_too_deep(path, text)
         raise InputError(path, "", "nesting too deep") from None
-    _check_values(path, doc)
+    except MemoryError:
+        raise _too_big(path, len(text)) from None
+    try:
+        _check_values(path, doc)
+    except InputError:
+        _refuse_if_too_deep(path, text)
+        raise
     return doc
 
 
-def read_json(path: Path | str) -> Any:
+def _refuse_if_too_deep(path: Path, text: str, end: int | None = None) -> None:
+    if too_deep(text, end):
+        raise InputError(path, _too_deep_at(text), _TOO_DEEP) from None
+
+
+def parse_json(path: Path, data: bytes | bytearray) -> Any:
+    """A JSON document from the bytes of `path` (decode_json_text, then parse_json_text)."""
+    return parse_json_text(path, decode_json_text(path, data))
+
+
+def read_json(path: Path | str, max_bytes: int = MAX_INPUT_BYTES) -> Any:
+    """A JSON file of at most max_bytes (checked before reading), by the rules of parse_json."""
     path = Path(path)
-    return parse_json(path, read_bytes(path))
+    data = read_bytes(path, max_bytes)
+    text = decode_json_text(path, data)
+    del data  # the bytes go before parsing: the text and the document are all that is held
+    return parse_json_text(path, text)
 
 
 def _short(text: str, limit: int = 40) -> str:

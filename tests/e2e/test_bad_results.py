@@ -30,6 +30,7 @@ import importlib.util
 import json
 import os
 import re
+import resource
 import shutil
 import stat
 import subprocess
@@ -47,11 +48,18 @@ SOURCE: Path = Path(".")
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 3
+MAX_JSON_DEPTH = 64
 # "Each file must be handled within 5 s": a refusal never waits on anything.
 BAD_INPUT_SECONDS = 5.0
 # Drawing plots of an accepted file takes longer on a loaded two-core machine.
 ACCEPTED_SECONDS = 180.0
 REPORTS = ("table", "plot", "html", "spread")
+# The acceptance audit's limit for every report: within 5 s and 1 GiB of address space.
+AUDIT_MEMORY = 1 << 30
+# The size caps of reports/lib/pathbench_result_file.py and reports/timeline.py (checked before
+# reading), as the README states them.
+MAX_INPUT_BYTES = 256 << 20
+MAX_TRACE_BYTES = 64 << 20
 
 MPL_CONFIG = tempfile.TemporaryDirectory(prefix="pathbench-mpl-")
 WORK: Path = Path()
@@ -72,13 +80,21 @@ class Run:
                 f"\n--- stderr\n{self.stderr[-3000:]}")
 
 
-def run(args: list[str | Path], timeout: float) -> Run:
+def run(args: list[str | Path], timeout: float, memory_limit: int | None = None) -> Run:
+    """`args` run to completion (or `timeout`); memory_limit: its address space (RLIMIT_AS), as
+    the acceptance audit runs every report (prlimit --as=1GiB)."""
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", MPLCONFIGDIR=MPL_CONFIG.name)
     env.pop("PATHBENCH_TRACEBACK", None)
     argv = [str(a) for a in args]
+
+    def limit() -> None:
+        if memory_limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
     start = time.monotonic()
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL,
+                              preexec_fn=limit if memory_limit is not None else None)
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode("utf-8", "replace")
         err = (e.stderr or b"").decode("utf-8", "replace")
@@ -497,6 +513,99 @@ class SpecialFilesTest(unittest.TestCase):
                 self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
                 self.assertIn("--filter: not a valid regular expression", r.stderr)
                 self.assertNotIn("Traceback", r.stderr)
+
+
+class LargeInputTest(unittest.TestCase):
+    """Inputs whose size is the point (issue 10, audit G4): refused before they are read, or read
+    in linear time and memory; each within 5 s and the audit's 1 GiB of address space. The big
+    files are sparse or made here, in a temporary folder."""
+
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="pathbench-large-")
+        self.tmp = Path(self._tmp.name)
+        self.gen = generator()
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+
+    def assert_refused(self, r: Run, path: Path, pointer: str, says: str) -> None:
+        self.assertFalse(r.timed_out, r.describe())
+        self.assertLess(r.seconds, BAD_INPUT_SECONDS, r.describe())
+        self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+        self.assertIn(f"error: {path}: {pointer}: ", r.stderr, r.describe())
+        self.assertIn(says, r.stderr, r.describe())
+        for crash in ("Traceback", "internal error", "MemoryError"):
+            self.assertNotIn(crash, r.stderr, r.describe())
+        self.assertEqual(r.stdout, "", r.describe())
+
+    def padded(self, name: str, size: int, doc: bytes) -> Path:
+        """`doc` followed by `size` bytes in all, the rest a hole: what a file of spaces or NULs
+        costs to read without costing the disk."""
+        path = self.tmp / name
+        with path.open("wb") as f:
+            f.write(doc)
+            f.truncate(size)
+        return path
+
+    def test_a_result_over_the_cap_is_refused_before_it_is_read(self) -> None:
+        # A valid result, truncated (no final brace), then 640 MiB: the audit's file, sparse.
+        doc = self.gen.dump(self.gen.base()).rstrip()[:-1]
+        path = self.padded("huge_truncated.json", 640 << 20, doc)
+        for tool in ("table", "plot", "html"):
+            with self.subTest(tool=tool):
+                r = run(report_command(tool, path, self.tmp / f"out-{tool}"), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
+                self.assert_refused(r, path, "/", f"more than the {MAX_INPUT_BYTES}")
+                self.assertFalse((self.tmp / f"out-{tool}").exists())
+        path = self.padded("just_over.json", MAX_INPUT_BYTES + 1, doc)
+        r = run(report_command("table", path, self.tmp), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
+        self.assert_refused(r, path, "/", f"{MAX_INPUT_BYTES + 1} bytes, more than the {MAX_INPUT_BYTES}")
+
+    def test_a_trace_over_the_cap_is_refused_before_it_is_read(self) -> None:
+        trace = (SOURCE / "tests" / "fixtures" / "timelines" / "overlap_event_wait.trace.json").read_bytes()
+        path = self.padded("huge.trace.json", MAX_TRACE_BYTES + 1, trace)
+        out = self.tmp / "huge.png"
+        r = run(report_command("timeline", path, out), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
+        self.assert_refused(r, path, "/", f"more than the {MAX_TRACE_BYTES}")
+        self.assertFalse(out.exists())
+
+    def test_a_truncated_result_padded_with_spaces_under_the_cap(self) -> None:
+        # Read, and refused where the document breaks off; the spaces are not scanned one by one.
+        doc = self.gen.dump(self.gen.base()).rstrip()[:-1]
+        path = self.tmp / "padded.json"
+        path.write_bytes(doc + b" " * (48 << 20))
+        r = run(report_command("table", path, self.tmp), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
+        self.assert_refused(r, path, "/", "not JSON")
+
+    def test_a_20_mib_case_id(self) -> None:
+        """A valid 21 MB result whose case id is 20 MiB: read with memory linear in it (the depth
+        check's regular expression used to take ~50 bytes a character: a gigabyte). With trailing
+        garbage, the same string goes through the depth scan of a refused document."""
+        doc = self.gen.base()
+        doc["cases"][0]["id"] = "copy/" + "x" * (20 << 20)
+        doc["cases"][1]["id"] = "copy/" + "\\n" * (1 << 20)  # escapes, scanned as one string
+        path = self.tmp / "long_id.json"
+        path.write_bytes(self.gen.dump(doc))
+        r = run(report_command("table", path, self.tmp), ACCEPTED_SECONDS, AUDIT_MEMORY)
+        self.assertEqual(r.returncode, EXIT_OK, r.describe())
+        self.assertIn("| copy/xxxx", r.stdout)
+        broken = self.tmp / "long_id_then_garbage.json"
+        broken.write_bytes(path.read_bytes() + b"{[")
+        r = run(report_command("table", broken, self.tmp), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
+        self.assert_refused(r, broken, "/", "not JSON")
+
+    def test_nesting_a_million_levels_deep(self) -> None:
+        # json.loads stops at ~1000 levels (RecursionError); the pointer is where C++ names it.
+        for name, text in (("deep_open.json", "[" * 1_000_000), ("deep_closed.json", "[" * 500_000 + "]" * 500_000),
+                           ("deep_in_string.json", '["' + "[" * 1_000_000 + '"' + "]" * 100 + "]")):
+            path = self.tmp / name
+            path.write_text(text)
+            with self.subTest(file=name):
+                r = run(report_command("table", path, self.tmp), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
+                if name == "deep_in_string.json":
+                    # Brackets in a string do not nest; the hundred closers are what is wrong.
+                    self.assert_refused(r, path, "/", "not JSON")
+                else:
+                    self.assert_refused(r, path, "/0" * MAX_JSON_DEPTH, "nesting deeper than 64 levels")
 
 
 def main() -> int:
