@@ -495,6 +495,85 @@ class _Reader:
                     "cpu_model"):
             if key in v:
                 self.string(v[key], f"{at}/{key}")
+        if v.get("environment") is not None:
+            self.environment(v["environment"], f"{at}/environment")
+
+    # context.environment, as compare and baseline promote read it (inventory/noise.cpp,
+    # noise_reasons; inventory/environment.cpp, environment_sample_from_json): a missing or null
+    # field is no value; one of the wrong type is refused where the C++ reader names it.
+
+    def environment(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        for key in ("start", "end"):
+            if v.get(key) is not None:
+                self.environment_sample(v[key], f"{at}/{key}")
+        share = v.get("cpu_share")
+        if share is not None:
+            self.object(share, f"{at}/cpu_share")
+            steal = share.get("steal_pct")
+            if steal is not None and not is_number(steal):
+                self.fail(f"{at}/cpu_share/steal_pct", f"expected a number, found {describe_type(steal)}")
+
+    def _env_fields(self, obj: dict[str, Any], at: str, kinds: dict[str, str]) -> None:
+        """Each present, non-null field of `obj` named in `kinds` by its type: "string", "boolean",
+        "number", "int" (int32), "unsigned" (uint32) or "uint64"."""
+        limits = {"int": (-(1 << 31), (1 << 31) - 1), "unsigned": (0, (1 << 32) - 1), "uint64": (0, _UINT64_MAX)}
+        for key, kind in kinds.items():
+            value = obj.get(key)
+            if value is None:
+                continue
+            where = f"{at}/{key}"
+            if kind == "string":
+                self.string(value, where)
+            elif kind == "boolean":
+                self.boolean(value, where)
+            elif kind == "number":
+                if not is_number(value):
+                    self.fail(where, f"expected a number, found {describe_type(value)}")
+            else:
+                # An integer: nlohmann would turn 3.7 into 3 and -1 into 2^64-1 without a word.
+                if not (isinstance(value, int) and not isinstance(value, bool)):
+                    self.fail(where, "expected an integer, found " + (_dump(value) if is_number(value)
+                                                                      else describe_type(value)))
+                low, high = limits[kind]
+                if not low <= value <= high:
+                    self.fail(where, f"expected an integer in [{low}, {high}], found {value}")
+
+    def _env_array(self, obj: dict[str, Any], at: str, key: str) -> list[Any]:
+        value = obj.get(key)
+        return [] if value is None else self.array(value, f"{at}/{key}")
+
+    def environment_sample(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        self._env_fields(v, at, {"time": "string"})
+        if v.get("cpu") is not None:
+            cpu = self.object(v["cpu"], f"{at}/cpu")
+            self._env_fields(cpu, f"{at}/cpu", dict.fromkeys(
+                ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"), "uint64"))
+        if v.get("loadavg") is not None:
+            loadavg = self.array(v["loadavg"], f"{at}/loadavg")
+            if len(loadavg) != 3 or not all(is_number(x) for x in loadavg):
+                self.fail(f"{at}/loadavg", f"expected three numbers, found {_dump(loadavg)}")
+        for i, governor in enumerate(self._env_array(v, at, "cpu_governors")):
+            self.string(governor, f"{at}/cpu_governors/{i}")
+        for i, gpu in enumerate(self._env_array(v, at, "gpus")):
+            self.environment_gpu(gpu, f"{at}/gpus/{i}")
+
+    def environment_gpu(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        self._env_fields(v, at, {"index": "int", "pci_bus_id": "string", "source": "string",
+                                 "clock_sm_mhz": "int", "clock_mem_mhz": "int", "temperature_c": "int",
+                                 "power_w": "number", "power_limit_w": "number"})
+        for i, reason in enumerate(self._env_array(v, at, "clock_event_reasons")):
+            self.string(reason, f"{at}/clock_event_reasons/{i}")
+        self._env_fields(v, at, {"clock_event_reasons_mask": "uint64"})
+        for i, process in enumerate(self._env_array(v, at, "processes")):
+            pat = f"{at}/processes/{i}"
+            self.object(process, pat)
+            self._env_fields(process, pat, {"pid": "unsigned", "name": "string", "used_memory_bytes": "uint64",
+                                            "self": "boolean"})
+        self._env_fields(v, at, dict.fromkeys(
+            ("pcie_replay_counter", "aer_correctable", "aer_nonfatal", "aer_fatal"), "uint64"))
 
     def case(self, v: Any, at: str) -> None:
         self.object(v, at)
@@ -756,8 +835,12 @@ class _BaselineReader(_Reader):
             at = f"/runs/{i}"
             for key in ("file", "hostname", "start_time", "end_time", "git_sha"):
                 self.text(r, at, key)
-            if not isinstance(self.field(r, at, "context"), dict):
+            context = self.field(r, at, "context")
+            if not isinstance(context, dict):
                 self.fail(f"{at}/context", "expected an object")
+            # compare reads each run's environment for noise (compare.cpp, noise_of).
+            if context.get("environment") is not None:
+                self.environment(context["environment"], f"{at}/context/environment")
         if not isinstance(self.field(doc, "", "context"), dict):
             self.fail("/context", "expected an object")
         cases: list[BaselineCase] = []
@@ -781,6 +864,10 @@ class _BaselineReader(_Reader):
             gate = self.field(c, at, "gate")
             if gate is not None and not isinstance(gate, dict):
                 self.fail(f"{at}/gate", "expected an object or null")
+            if gate is not None:
+                # The scenario's and the result's rule: threshold_pct and metrics only, each a
+                # percentage in (0, 1000]. A gate spread.py cannot read is no gate to compare with.
+                self.gate(gate, f"{at}/gate")
             metrics = self.field(c, at, "metrics")
             if not isinstance(metrics, dict):
                 self.fail(f"{at}/metrics", "expected an object")

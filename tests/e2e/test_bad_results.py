@@ -404,6 +404,60 @@ class BaselineTest(unittest.TestCase):
                 self.assertEqual(py.stdout, "")
 
 
+    def test_gate_blocks_are_checked_as_in_a_result(self) -> None:
+        """A baseline's per-case gate by the scenario's and the result's rule (threshold_pct and
+        metrics only, percentages in (0, 1000]): issue 10's audit found spread.py accepting every
+        malformed one (G3; the C++ side is fixed on its own)."""
+        baseline, _ = self.promoted()
+        doc = json.loads(baseline.read_text(encoding="utf-8"))
+        gates = {
+            "threshold_str": ({"threshold_pct": "x"}, "/threshold_pct"),
+            "threshold_null": ({"threshold_pct": None}, "/threshold_pct"),
+            "threshold_neg": ({"threshold_pct": -1}, "/threshold_pct"),
+            "threshold_zero": ({"threshold_pct": 0}, "/threshold_pct"),
+            "threshold_over": ({"threshold_pct": 1000.5}, "/threshold_pct"),
+            "metrics_str": ({"metrics": "x"}, "/metrics"),
+            "metrics_num": ({"metrics": 5}, "/metrics"),
+            "metrics_array": ({"metrics": [1, 2]}, "/metrics"),
+            "metric_str": ({"metrics": {"bandwidth": "x"}}, "/metrics/bandwidth"),
+            "metric_neg": ({"metrics": {"bandwidth": -3}}, "/metrics/bandwidth"),
+            "unknown_key": ({"zzz": 1}, "/zzz"),
+        }
+        for name, (gate, pointer) in gates.items():
+            broken = json.loads(json.dumps(doc))
+            for case in broken["cases"]:
+                case["gate"] = gate
+            path = self.tmp / f"gate_{name}.json"
+            path.write_text(json.dumps(broken), encoding="utf-8")
+            with self.subTest(gate=name):
+                py = run([PYTHON, script("spread"), path], BAD_INPUT_SECONDS + 5)
+                self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
+                self.assertIn(f"spread.py: error: {path}: /cases/0/gate{pointer}: ", py.stderr, py.describe())
+                self.assertEqual(py.stdout, "")
+        good = json.loads(json.dumps(doc))
+        for case in good["cases"]:
+            case["gate"] = {"threshold_pct": 12.5, "metrics": {"bandwidth": 1000}}
+        path = self.tmp / "gate_good.json"
+        path.write_text(json.dumps(good), encoding="utf-8")
+        py = run([PYTHON, script("spread"), path], ACCEPTED_SECONDS)
+        self.assertEqual(py.returncode, EXIT_OK, py.describe())
+        self.assertIn("| 1000 % |", py.stdout)
+
+    def test_run_environments_are_checked(self) -> None:
+        # compare reads each run's environment for noise; spread.py refuses a malformed one there too.
+        baseline, result = self.promoted()
+        doc = json.loads(baseline.read_text(encoding="utf-8"))
+        doc["runs"][1]["context"]["environment"] = {"start": 5}
+        path = self.tmp / "run_environment.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        cpp = run([PATHBENCH, "compare", path, result], BAD_INPUT_SECONDS + 5)
+        self.assertEqual(cpp.returncode, EXIT_BAD_INPUT, cpp.describe())
+        self.assertIn(f"pathbench: error: {path}: /runs/1/context/environment: ", cpp.stderr, cpp.describe())
+        py = run([PYTHON, script("spread"), path], BAD_INPUT_SECONDS + 5)
+        self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
+        self.assertIn(f"spread.py: error: {path}: /runs/1/context/environment/start: ", py.stderr, py.describe())
+
+
 class SpecialFilesTest(unittest.TestCase):
     def setUp(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="pathbench-special-")
@@ -513,6 +567,117 @@ class SpecialFilesTest(unittest.TestCase):
                 self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
                 self.assertIn("--filter: not a valid regular expression", r.stderr)
                 self.assertNotIn("Traceback", r.stderr)
+
+
+def run_environment() -> dict[str, Any]:
+    """A context.environment as pathbench run writes it (inventory/environment.cpp,
+    run_environment_json): two samples, the CPU share between them."""
+    sample = {
+        "time": "2026-11-29T14:02:11Z",
+        "cpu": {"user": 1000, "nice": 0, "system": 200, "idle": 9000, "iowait": 10, "irq": 0, "softirq": 5,
+                "steal": 0},
+        "loadavg": [0.5, 0.4, 0.3], "cpu_governors": ["performance"],
+        "gpus": [{"index": 0, "pci_bus_id": "0000:17:00.0", "source": "nvml", "clock_sm_mhz": 1980,
+                  "clock_mem_mhz": 3201, "temperature_c": 31, "power_w": 74.5, "power_limit_w": 700.0,
+                  "clock_event_reasons": ["gpu_idle"], "clock_event_reasons_mask": 1,
+                  "processes": [{"pid": 4242, "name": "pathbench", "used_memory_bytes": 1 << 29, "self": True}],
+                  "pcie_replay_counter": 0, "aer_correctable": 0, "aer_nonfatal": 0, "aer_fatal": 0}],
+    }
+    end = json.loads(json.dumps(sample))
+    end["time"] = "2026-11-29T14:02:49Z"
+    return {"start": sample, "end": end, "cpu_share": {"steal_pct": 0.0, "iowait_pct": 0.1, "busy_pct": 11.6},
+            "other_gpu_processes": False}
+
+
+class EnvironmentTest(unittest.TestCase):
+    """context.environment (the run's noise samples) by the rules compare and baseline promote
+    read it with: a malformed one is refused by the reports too (issue 10: they accepted it), the
+    C++ message's inner pointer being the one the reports name; a valid or absent one is accepted."""
+
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="pathbench-environment-")
+        self.tmp = Path(self._tmp.name)
+        self.gen = generator()
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+
+    def write(self, name: str, environment: Any) -> Path:
+        doc = self.gen.base()
+        doc["context"]["environment"] = environment
+        path = self.tmp / name
+        path.write_bytes(self.gen.dump(doc))
+        return path
+
+    def test_malformed_environments_are_refused_as_compare_refuses_them(self) -> None:
+        env = run_environment()
+
+        def edited(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+            e = json.loads(json.dumps(env))
+            change(e)
+            return e
+
+        at = "/context/environment"
+        cases: dict[str, tuple[Any, str]] = {
+            "string": ("x", at),
+            "array": ([1], at),
+            "start_number": ({"start": 5}, f"{at}/start"),
+            "end_string": (edited(lambda e: e.update(end="y")), f"{at}/end"),
+            "time_number": (edited(lambda e: e["start"].update(time=5)), f"{at}/start/time"),
+            "cpu_not_object": (edited(lambda e: e["start"].update(cpu=[1])), f"{at}/start/cpu"),
+            "cpu_negative": (edited(lambda e: e["end"]["cpu"].update(user=-1)), f"{at}/end/cpu/user"),
+            "cpu_fraction": (edited(lambda e: e["start"]["cpu"].update(steal=1.5)), f"{at}/start/cpu/steal"),
+            "loadavg_two": (edited(lambda e: e["start"].update(loadavg=[1, 2])), f"{at}/start/loadavg"),
+            "governor_number": (edited(lambda e: e["start"].update(cpu_governors=[5])),
+                                f"{at}/start/cpu_governors/0"),
+            "gpus_object": (edited(lambda e: e["start"].update(gpus={})), f"{at}/start/gpus"),
+            "gpu_index_string": (edited(lambda e: e["start"]["gpus"][0].update(index="0")),
+                                 f"{at}/start/gpus/0/index"),
+            "gpu_power_string": (edited(lambda e: e["end"]["gpus"][0].update(power_w="74")),
+                                 f"{at}/end/gpus/0/power_w"),
+            "reason_number": (edited(lambda e: e["start"]["gpus"][0].update(clock_event_reasons=[1])),
+                              f"{at}/start/gpus/0/clock_event_reasons/0"),
+            "process_pid_string": (edited(lambda e: e["start"]["gpus"][0]["processes"][0].update(pid="1")),
+                                   f"{at}/start/gpus/0/processes/0/pid"),
+            "process_self_number": (edited(lambda e: e["start"]["gpus"][0]["processes"][0].update(self=1)),
+                                    f"{at}/start/gpus/0/processes/0/self"),
+            "cpu_share_number": (edited(lambda e: e.update(cpu_share=5)), f"{at}/cpu_share"),
+            "steal_string": (edited(lambda e: e["cpu_share"].update(steal_pct="x")), f"{at}/cpu_share/steal_pct"),
+        }
+        for name, (environment, pointer) in cases.items():
+            path = self.write(f"{name}.json", environment)
+            with self.subTest(case=name):
+                cpp = run([PATHBENCH, "compare", path, path], BAD_INPUT_SECONDS + 5)
+                self.assertEqual(cpp.returncode, EXIT_BAD_INPUT, cpp.describe())
+                self.assertIn(f"pathbench: error: {path}: /context/environment: environment JSON {pointer}: ",
+                              cpp.stderr, cpp.describe())
+                for tool in ("table", "html"):
+                    out = self.tmp / f"{name}.html"
+                    py = run(report_command(tool, path, out), BAD_INPUT_SECONDS + 5)
+                    self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
+                    self.assertIn(f"{tool}.py: error: {path}: {pointer}: ", py.stderr, py.describe())
+                    self.assertNotIn("Traceback", py.stderr)
+                    self.assertFalse(out.exists())
+
+    def test_valid_environments_are_accepted(self) -> None:
+        env = run_environment()
+        partial = {"start": {"time": "2026-11-29T14:02:11Z", "cpu": None, "loadavg": None, "gpus": []}, "end": None,
+                   "cpu_share": {"steal_pct": None, "iowait_pct": None, "busy_pct": None}, "other_gpu_processes": None}
+        for name, environment in (("full", env), ("partial", partial), ("null", None), ("empty", {})):
+            path = self.write(f"{name}.json", environment)
+            with self.subTest(case=name):
+                cpp = run([PATHBENCH, "compare", path, path], BAD_INPUT_SECONDS + 5)
+                self.assertIn(cpp.returncode, (0, 1, 2), cpp.describe())
+                self.assertNotIn("error:", cpp.stderr, cpp.describe())
+                py = run(report_command("table", path, self.tmp), ACCEPTED_SECONDS)
+                self.assertEqual(py.returncode, EXIT_OK, py.describe())
+
+    def test_a_nul_after_the_document_stays_refused(self) -> None:
+        path = self.tmp / "nul_after.json"
+        path.write_bytes(self.gen.dump(self.gen.base()) + b"\0{{{ garbage \"unterminated")
+        py = run(report_command("table", path, self.tmp), BAD_INPUT_SECONDS + 5)
+        self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
+        self.assertIn(f"table.py: error: {path}: /: not JSON", py.stderr, py.describe())
 
 
 class LargeInputTest(unittest.TestCase):
