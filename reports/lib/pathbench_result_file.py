@@ -18,11 +18,14 @@ import json
 import math
 import os
 import re
+import secrets
+import signal
 import stat
 import sys
-import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, NoReturn, Sequence
 
 RESULT_SCHEMA = "pathbench.result/v1"
@@ -947,16 +950,107 @@ def check_output_dir(path: Path) -> None:
         raise InputError(path, "", f"cannot write there: it is {_describe_file_type(st.st_mode)}, not a directory")
 
 
+# The temporary file of each write in progress, for the stop-signal handler (install_stop_signals).
+_PENDING_TEMPS: set[str] = set()
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# What older report versions named their temporary files: ".NAME.<8 characters>.tmp" (tempfile).
+_LEGACY_TEMP_RE = re.compile(r"\.[a-z0-9_]{8}\.tmp")
+# A temporary file of that kind exists for milliseconds (the data is written from memory): one
+# older than this belongs to a writer that was killed.
+_LEGACY_TEMP_STALE_SECONDS = 60.0
+
+
+def _host_name() -> str:
+    return os.uname().nodename.replace("/", "_") or "host"
+
+
+def _temporary_prefix(target: Path) -> str:
+    """".NAME.tmp-HOST-": the C++ writer's naming (core/atomic_file.cpp), so that each recognises
+    the other's leftovers and a listing shows at once whose write did not finish."""
+    return f".{target.name}.tmp-{_host_name()}-"
+
+
+def remove_stale_temporary_files(target: Path) -> int:
+    """Removes what killed writes of `target` left beside it: ".NAME.tmp-HOST-PID.XXXXXX" of this
+    host whose process is gone (another host's writer on a shared folder, or a live one here, is
+    left alone), and the older reports' ".NAME.XXXXXXXX.tmp" once it is a minute old. Returns how
+    many were removed; never fails."""
+    prefix = _temporary_prefix(target)
+    legacy = f".{target.name}"
+    removed = 0
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return 0
+    for entry in entries:
+        name = entry.name
+        try:
+            if name.startswith(prefix):
+                pid_text, dot, rest = name[len(prefix):].partition(".")
+                if not (dot and len(rest) == 6 and pid_text.isdigit() and pid_text.isascii()) or int(pid_text) <= 0:
+                    continue
+                if _process_exists(int(pid_text)):
+                    continue
+            elif name.startswith(legacy) and _LEGACY_TEMP_RE.fullmatch(name, len(legacy)):
+                if time.time() - entry.stat(follow_symlinks=False).st_mtime < _LEGACY_TEMP_STALE_SECONDS:
+                    continue
+            else:
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process, or no pid at all: not provably gone, so left alone
+    return True
+
+
+def _create_temporary(parent: Path, prefix: str) -> tuple[int, str]:
+    """An exclusive new file "<prefix><pid>.XXXXXX" in `parent` (mkstemp's six characters, as the
+    C++ writer's mkstemp makes them)."""
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    for _ in range(100):
+        name = prefix + f"{os.getpid()}." + "".join(secrets.choice(alphabet) for _ in range(6))
+        path = os.path.join(parent, name)
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", os.path.join(parent, prefix))
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Writes `data` to a temporary file beside the target and renames it over the target, so a
-    reader never sees half a file; the temporary file is removed on any failure."""
+    reader never sees half a file. The temporary file is removed on any failure, and on SIGINT,
+    SIGTERM or SIGHUP once install_stop_signals ran (run_main does); what a killed write (SIGKILL)
+    left is removed by the next write of the same target. Every report writes through here."""
     target = check_output_file(path)
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
     except OSError as e:
         raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
+    remove_stale_temporary_files(target)
+    # No stop signal between creating the temporary file and recording it: the handler must know
+    # every temporary file there is.
+    blocked = _block_stop_signals()
+    try:
+        fd, tmp = _create_temporary(parent, _temporary_prefix(target))
+        _PENDING_TEMPS.add(tmp)
+    except OSError as e:
+        raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
+    finally:
+        _unblock_stop_signals(blocked)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -974,6 +1068,56 @@ def write_atomically(path: Path, data: bytes) -> None:
         if isinstance(e, OSError):
             raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
         raise
+    finally:
+        _PENDING_TEMPS.discard(tmp)
+
+
+def _block_stop_signals() -> bool:
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _unblock_stop_signals(blocked: bool) -> None:
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+class Stopped(BaseException):
+    """A stop signal (SIGINT, SIGTERM, SIGHUP) arrived: the script unwinds, removing the temporary
+    file of a write in progress, and exits 128 + the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+def _on_stop_signal(signum: int, _frame: FrameType | None) -> None:
+    # Removed here first, not only by the unwinding: a second signal may cut the unwinding short.
+    for tmp in list(_PENDING_TEMPS):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    raise Stopped(signum)
+
+
+def install_stop_signals() -> None:
+    """SIGINT, SIGTERM and SIGHUP stop the script through Stopped (instead of killing it where it
+    stands, temporary file and all). Only the main thread can install handlers; elsewhere a no-op."""
+    try:
+        for signum in STOP_SIGNALS:
+            # A signal ignored by whoever started us (nohup: SIGHUP) stays ignored.
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, _on_stop_signal)
+    except ValueError:
+        pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -992,9 +1136,13 @@ def run_main(prog: str, main: Callable[[], int]) -> NoReturn:
     """Runs a script's main: bad input or usage (InputError) exits 3 with its message, a full disk
     2 (the output is incomplete), an unexpected error 1 with a one-line message
     (PATHBENCH_TRACEBACK=1 shows the traceback); never a traceback for what a user typed or fed in."""
+    install_stop_signals()
     try:
         code = main()
         sys.stdout.flush()
+    except Stopped as e:
+        print(f"{prog}: stopped by {e.name}; nothing half-written is left", file=sys.stderr)
+        code = 128 + e.signum
     except InputError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         code = EXIT_BAD_INPUT

@@ -32,6 +32,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -771,6 +772,110 @@ class LargeInputTest(unittest.TestCase):
                     self.assert_refused(r, path, "/", "not JSON")
                 else:
                     self.assert_refused(r, path, "/0" * MAX_JSON_DEPTH, "nesting deeper than 64 levels")
+
+
+# Runs under --python: write_atomically stalled after its data is on disk, so that a stop signal
+# arrives while the temporary file exists. argv: reports/lib, the target.
+STALLED_WRITE = r"""
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import pathbench_result_file as rf
+from pathlib import Path
+real_fsync = os.fsync
+def stalled_fsync(fd):
+    real_fsync(fd)
+    print("writing", flush=True)
+    time.sleep(60)
+os.fsync = stalled_fsync
+rf.run_main("stalled", lambda: rf.write_atomically(Path(sys.argv[2]), b"x" * 4096) or 0)
+"""
+
+
+def temporary_files(folder: Path) -> list[str]:
+    """What an atomic write leaves while it runs: ".NAME.tmp-HOST-PID.XXXXXX" (the C++ writer's
+    naming, reports/lib the same), or the older reports' ".NAME.XXXXXXXX.tmp"."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and ".tmp" in p.name)
+
+
+class StopSignalTest(unittest.TestCase):
+    """A report stopped by SIGINT, SIGTERM or SIGHUP leaves no temporary file; what a killed one
+    (SIGKILL) left is removed by the next write of the same output (issue 10, audit G6: plot.py
+    killed by timeout left .host_memory.png.478er4y8.tmp, and the next run kept it)."""
+
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="pathbench-signals-")
+        self.tmp = Path(self._tmp.name)
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+
+    def test_a_stop_signal_during_a_write_removes_the_temporary_file(self) -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            folder = self.tmp / signum.name
+            folder.mkdir()
+            target = folder / "out.png"
+            with self.subTest(signal=signum.name):
+                proc = subprocess.Popen([PYTHON, "-c", STALLED_WRITE, SOURCE / "reports" / "lib", target],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                try:
+                    self.assertEqual(proc.stdout.readline().strip() if proc.stdout else "", "writing")
+                    (tmp,) = temporary_files(folder)
+                    self.assertRegex(tmp, rf"^\.out\.png\.tmp-.+-{proc.pid}\.[A-Za-z0-9]{{6}}$")
+                    proc.send_signal(signum)
+                    _, err = proc.communicate(timeout=30)
+                finally:
+                    proc.kill()
+                    proc.wait()
+                self.assertEqual(proc.returncode, 128 + signum, err)
+                self.assertIn(f"stalled: stopped by {signum.name}", err)
+                self.assertNotIn("Traceback", err)
+                self.assertEqual(sorted(p.name for p in folder.iterdir()), [], "temporary file left")
+
+    def test_a_report_stopped_by_sigterm_leaves_nothing_half_written(self) -> None:
+        # plot.py writes six PNGs: stopped as the first appears, in the middle of the writes or of
+        # the drawing, it leaves whole PNGs only.
+        out = self.tmp / "plots"
+        env = dict(os.environ, MPLBACKEND="Agg", MPLCONFIGDIR=MPL_CONFIG.name)
+        proc = subprocess.Popen([PYTHON, script("plot"), SOURCE / "tests" / "fixtures" / "results" / "h200-default.json",
+                                 "--out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            deadline = time.monotonic() + ACCEPTED_SECONDS
+            while proc.poll() is None and time.monotonic() < deadline and not (out.is_dir() and any(out.iterdir())):
+                time.sleep(0.005)
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+            proc.wait()
+        if proc.returncode != 0:  # 0: it finished before the signal came
+            self.assertEqual(proc.returncode, 128 + signal.SIGTERM, err)
+            self.assertIn("plot.py: stopped by SIGTERM", err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(temporary_files(out) if out.exists() else [], [])
+        for png in out.glob("*.png") if out.exists() else []:
+            self.assertEqual(png.read_bytes()[:8], b"\x89PNG\r\n\x1a\n", png)
+
+    def test_stale_temporary_files_of_the_output_are_removed_on_the_next_write(self) -> None:
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        host = os.uname().nodename.replace("/", "_") or "host"
+        names = {
+            "dead": f".chart.png.tmp-{host}-{gone.pid}.abc123",
+            "old_legacy": ".chart.png.478er4y8.tmp",
+            "live": f".chart.png.tmp-{host}-{os.getpid()}.abc123",
+            "other_host": f".chart.png.tmp-elsewhere-{gone.pid}.abc123",
+            "fresh_legacy": ".chart.png.9xk2m1qa.tmp",
+            "other_output": f".other.png.tmp-{host}-{gone.pid}.abc123",
+        }
+        for name in names.values():
+            (self.tmp / name).write_bytes(b"half a PNG")
+        hour_ago = time.time() - 3600
+        os.utime(self.tmp / names["old_legacy"], (hour_ago, hour_ago))
+        trace = SOURCE / "tests" / "fixtures" / "timelines" / "overlap_event_wait.trace.json"
+        r = run([PYTHON, script("timeline"), trace, "--out", self.tmp / "chart.png"], ACCEPTED_SECONDS)
+        self.assertEqual(r.returncode, EXIT_OK, r.describe())
+        kept = {names[k] for k in ("live", "other_host", "fresh_legacy", "other_output")}
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()), sorted(kept | {"chart.png"}))
 
 
 def main() -> int:
