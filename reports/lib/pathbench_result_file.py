@@ -1132,6 +1132,48 @@ class UsageParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
+# RE2 may use at most this much memory for one filter, as pathbench's --filter
+# (scenario/case_filter.hpp, kCaseFilterMaxMemBytes).
+CASE_FILTER_MAX_MEM_BYTES = 32 << 20
+# RE2's messages quote the pattern; a 100 KB pattern must not make a 100 KB message.
+_MAX_QUOTED_ERROR = 200
+
+
+def case_filter(pattern: str | None, option: str = "--filter") -> Callable[[str], bool] | None:
+    """`--filter REGEX` as pathbench reads it (scenario/case_filter.cpp): RE2 syntax (no
+    backreferences, no lookaround, no possessive repeats), matched anywhere in the id in time
+    linear in the id, so no pattern can hang a report; at most 32 MiB to compile. Returns a
+    predicate on case ids, or None (every case) for no or an empty pattern; InputError
+    "--filter: what" for a pattern pathbench refuses. The google-re2 package is imported only
+    here: without --filter the scripts that need only the standard library still do."""
+    if not pattern:
+        return None
+    try:
+        pattern.encode("utf-8")
+    except UnicodeEncodeError:
+        # A command-line argument that is no UTF-8 arrives with its bytes as lone surrogates.
+        raise InputError.option(option, "not a valid regular expression (RE2 syntax): invalid UTF-8") from None
+    try:
+        import re2  # type: ignore[import-not-found]  # google-re2, reports/requirements.txt
+    except ImportError:
+        raise InputError.option(option, "needs the google-re2 package, the RE2 engine pathbench uses "
+                                        "(pip install -r reports/requirements.txt)") from None
+    options = re2.Options()
+    options.max_mem = CASE_FILTER_MAX_MEM_BYTES
+    options.log_errors = False  # the error goes into the message, not to stderr as well
+    try:
+        regex = re2.compile(pattern, options)
+    except Exception as e:  # noqa: BLE001 - re2.error, and whatever the binding raises for a pattern
+        detail = e.args[0] if isinstance(e, re2.error) and e.args else e
+        text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+        text = printable(_short(text, _MAX_QUOTED_ERROR))
+        if "pattern too large" in text:
+            raise InputError.option(option, f"the regular expression needs more than "
+                                            f"{CASE_FILTER_MAX_MEM_BYTES >> 20} MiB to compile: {text}") from None
+        raise InputError.option(option, f"not a valid regular expression (RE2 syntax): {text}") from None
+    return lambda case_id: regex.search(case_id) is not None
+
+
 def run_main(prog: str, main: Callable[[], int]) -> NoReturn:
     """Runs a script's main: bad input or usage (InputError) exits 3 with its message, a full disk
     2 (the output is incomplete), an unexpected error 1 with a one-line message

@@ -81,12 +81,13 @@ class Run:
                 f"\n--- stderr\n{self.stderr[-3000:]}")
 
 
-def run(args: list[str | Path], timeout: float, memory_limit: int | None = None) -> Run:
+def run(args: list[str | Path | bytes], timeout: float, memory_limit: int | None = None) -> Run:
     """`args` run to completion (or `timeout`); memory_limit: its address space (RLIMIT_AS), as
     the acceptance audit runs every report (prlimit --as=1GiB)."""
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1", MPLCONFIGDIR=MPL_CONFIG.name)
     env.pop("PATHBENCH_TRACEBACK", None)
-    argv = [str(a) for a in args]
+    # bytes: an argument that is no UTF-8, passed as it is.
+    argv = [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args]
 
     def limit() -> None:
         if memory_limit is not None:
@@ -772,6 +773,80 @@ class LargeInputTest(unittest.TestCase):
                     self.assert_refused(r, path, "/", "not JSON")
                 else:
                     self.assert_refused(r, path, "/0" * MAX_JSON_DEPTH, "nesting deeper than 64 levels")
+
+
+class FilterTest(unittest.TestCase):
+    """--filter of table.py and spread.py as pathbench's (issue 10, audit G8: they used Python's
+    re): RE2 syntax, refused where pathbench refuses with the same message, matched in linear
+    time. The filter is read before the file, so spread.py is given any file here."""
+
+    REFUSED = {
+        "unclosed paren": "(", "unclosed class": "[a-", "lookahead": "(?=copy)", "lookbehind": "(?<=x)y",
+        "backreference": r"(a)\1", "nested repeat 1000^3": "((a{1000}){1000}){1000}", "repeat beyond 1000": "a{1001}",
+        "100 KB of (": "(" * 100_000, "program over 32 MiB": "\\pL{1000}" * 10, "bad escape": r"\p{Nope}",
+        "possessive": "a++", "dangling backslash": "abc\\", "nul in pattern": "a\\x00(",
+    }
+    # Valid RE2 (pathbench list accepts them, then finds no case), each a hang or a refusal for re.
+    ACCEPTED = {"nested quantifiers": "^([^!]+)+!$", "a big program": ".{1000}" * 100,
+                "100 KB alternation": "|".join(["abcdefgh"] * 11_000)}
+
+    def pathbench_says(self, pattern: str | bytes) -> str:
+        r = run([PATHBENCH, "list", SOURCE / "scenarios" / "default.json", "--filter", pattern], BAD_INPUT_SECONDS + 5)
+        self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+        match = re.search(r"pathbench: error: --filter: (.*)", r.stderr)
+        self.assertIsNotNone(match, r.describe())
+        assert match is not None
+        return match.group(1)
+
+    def assert_refused_like_pathbench(self, pattern: str | bytes) -> None:
+        cpp = self.pathbench_says(pattern)
+        good = corpus_dir() / "bom_valid.json"
+        for tool in ("table", "spread"):
+            r = run([PYTHON, script(tool), good, "--filter", pattern], BAD_INPUT_SECONDS + 5)
+            self.assertFalse(r.timed_out, r.describe())
+            self.assertLess(r.seconds, BAD_INPUT_SECONDS, r.describe())
+            self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+            self.assertEqual(r.stdout, "", r.describe())
+            self.assertNotIn("Traceback", r.stderr, r.describe())
+            match = re.search(rf"{tool}\.py: error: --filter: (.*)", r.stderr)
+            self.assertIsNotNone(match, r.describe())
+            assert match is not None
+            # The same refusal and RE2 error ("invalid perl operator"); what RE2 quotes after it may
+            # differ between RE2 releases (the system's and the google-re2 wheel's).
+            self.assertEqual(match.group(1).split(": ")[:2], cpp.split(": ")[:2], r.describe())
+            self.assertLess(len(r.stderr), 1000, "a long pattern makes no long message")
+
+    def test_what_pathbench_refuses_is_refused(self) -> None:
+        for name, pattern in self.REFUSED.items():
+            with self.subTest(pattern=name):
+                self.assert_refused_like_pathbench(pattern)
+        with self.subTest(pattern="invalid UTF-8"):
+            self.assert_refused_like_pathbench(b"\xff\xfe")
+
+    def test_what_pathbench_accepts_runs_in_linear_time(self) -> None:
+        result = SOURCE / "tests" / "fixtures" / "results" / "h200-default.json"
+        for name, pattern in self.ACCEPTED.items():
+            with self.subTest(pattern=name):
+                self.assertIn("no case matches", self.pathbench_says(pattern))
+                r = run([PYTHON, script("table"), result, "--filter", pattern], BAD_INPUT_SECONDS + 5)
+                self.assertFalse(r.timed_out, r.describe())
+                self.assertEqual(r.returncode, EXIT_OK, r.describe())
+                self.assertFalse([line for line in r.stdout.splitlines() if line.startswith("| copy/")], r.stdout)
+
+    def test_a_filter_selects_by_partial_match(self) -> None:
+        result = SOURCE / "tests" / "fixtures" / "results" / "h200-default.json"
+        ids = [c["id"] for c in json.loads(result.read_text(encoding="utf-8"))["cases"]]
+        for pattern, wanted in (("measure=latency", [i for i in ids if "measure=latency" in i]),
+                                ("^host_memory/", [i for i in ids if i.startswith("host_memory/")]),
+                                (r"bytes=4$", [i for i in ids if i.endswith("bytes=4")]),
+                                ("", ids)):
+            with self.subTest(pattern=pattern):
+                r = run([PYTHON, script("table"), result, "--filter", pattern, "--skipped"], ACCEPTED_SECONDS)
+                self.assertEqual(r.returncode, EXIT_OK, r.describe())
+                shown = {line.split(" | ")[0].removeprefix("| ") for line in r.stdout.splitlines()
+                         if line.startswith("| ") and not line.startswith("| case |")}
+                self.assertEqual(shown, set(wanted), r.stdout)
+                self.assertTrue(wanted)
 
 
 # Runs under --python: write_atomically stalled after its data is on disk, so that a stop signal
