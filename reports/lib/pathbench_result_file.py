@@ -1105,6 +1105,11 @@ def _on_stop_signal(signum: int, _frame: FrameType | None) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+    # A second signal takes the default action (as pathbench's own): it stops at once, never
+    # with a traceback from the middle of the unwinding.
+    for other in STOP_SIGNALS:
+        if signal.getsignal(other) is _on_stop_signal:
+            signal.signal(other, signal.SIG_DFL)
     raise Stopped(signum)
 
 
