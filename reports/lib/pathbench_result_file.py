@@ -1085,37 +1085,32 @@ def _unblock_stop_signals(blocked: bool) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
-class Stopped(BaseException):
-    """A stop signal (SIGINT, SIGTERM, SIGHUP) arrived: the script unwinds, removing the temporary
-    file of a write in progress, and exits 128 + the signal number."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-    @property
-    def name(self) -> str:
-        return signal.Signals(self.signum).name
+_STOP_PROG = ["report"]  # the script's name, for the handler's one line
 
 
 def _on_stop_signal(signum: int, _frame: FrameType | None) -> None:
-    # Removed here first, not only by the unwinding: a second signal may cut the unwinding short.
+    """Removes the temporary file of the write in progress and exits 128 + the signal at once.
+    Not an exception: one raised here while Python runs a weakref callback or a finaliser (which
+    matplotlib's drawing does all the time) is printed and dropped, and the report ran on. A
+    report has nothing else to save: its outputs appear by rename, whole, or not at all."""
     for tmp in list(_PENDING_TEMPS):
         try:
             os.unlink(tmp)
         except OSError:
             pass
-    # A second signal takes the default action (as pathbench's own): it stops at once, never
-    # with a traceback from the middle of the unwinding.
-    for other in STOP_SIGNALS:
-        if signal.getsignal(other) is _on_stop_signal:
-            signal.signal(other, signal.SIG_DFL)
-    raise Stopped(signum)
+    name = signal.Signals(signum).name
+    try:
+        os.write(2, f"{_STOP_PROG[0]}: stopped by {name}; nothing half-written is left\n".encode())
+    except OSError:
+        pass
+    os._exit(128 + signum)
 
 
-def install_stop_signals() -> None:
-    """SIGINT, SIGTERM and SIGHUP stop the script through Stopped (instead of killing it where it
-    stands, temporary file and all). Only the main thread can install handlers; elsewhere a no-op."""
+def install_stop_signals(prog: str) -> None:
+    """SIGINT, SIGTERM and SIGHUP stop the script through _on_stop_signal (instead of killing it
+    where it stands, temporary file and all). Only the main thread can install handlers; elsewhere
+    a no-op."""
+    _STOP_PROG[0] = prog
     try:
         for signum in STOP_SIGNALS:
             # A signal ignored by whoever started us (nohup: SIGHUP) stays ignored.
@@ -1183,13 +1178,10 @@ def run_main(prog: str, main: Callable[[], int]) -> NoReturn:
     """Runs a script's main: bad input or usage (InputError) exits 3 with its message, a full disk
     2 (the output is incomplete), an unexpected error 1 with a one-line message
     (PATHBENCH_TRACEBACK=1 shows the traceback); never a traceback for what a user typed or fed in."""
-    install_stop_signals()
+    install_stop_signals(prog)
     try:
         code = main()
         sys.stdout.flush()
-    except Stopped as e:
-        print(f"{prog}: stopped by {e.name}; nothing half-written is left", file=sys.stderr)
-        code = 128 + e.signum
     except InputError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         code = EXIT_BAD_INPUT
