@@ -21,8 +21,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE / "lib"))  # the shared reader, importable by name
 
 import argparse  # noqa: E402
-import re  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
 
 import pathbench_result_file as rf  # noqa: E402  (reports/lib, put on sys.path above)
@@ -54,10 +53,10 @@ def gated(case: Any) -> list[str]:
     return names
 
 
-def rows(baseline: Any, pattern: re.Pattern[str] | None, all_metrics: bool) -> list[list[str]]:
+def rows(baseline: Any, keep: Callable[[str], bool] | None, all_metrics: bool) -> list[list[str]]:
     out: list[list[str]] = []
     for case in baseline.cases:
-        if case.status != "ok" or (pattern and not pattern.search(case.id)):
+        if case.status != "ok" or (keep and not keep(case.id)):
             continue
         by_name = {m.name: m for m in case.metrics}
         names = list(by_name) if all_metrics else gated(case)
@@ -86,16 +85,15 @@ def cell(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = rf.UsageParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("baseline", type=Path, help="a pathbench.baseline/v1 file")
-    parser.add_argument("--filter", help="only cases whose id matches this regular expression")
+    parser.add_argument("--filter", metavar="REGEX",
+                        help="only cases whose id this regular expression matches anywhere, in RE2 syntax "
+                             "as pathbench's --filter (needs the google-re2 package)")
     parser.add_argument("--all-metrics", action="store_true",
                         help="every metric, not only the gated ones")
     args = parser.parse_args(argv)
-    try:
-        pattern = re.compile(args.filter) if args.filter else None
-    except re.error as e:
-        raise rf.InputError.option("--filter", f"not a valid regular expression: {e}") from None
+    keep = rf.case_filter(args.filter)
     baseline = rf.load_baseline(args.baseline)
-    table = rows(baseline, pattern, args.all_metrics)
+    table = rows(baseline, keep, args.all_metrics)
     print(f"Between-run spread of {cell(baseline.node_type or 'unknown node type')}, {baseline.runs} runs "
           "(spread: the larger of 1.4826 x MAD and the standard deviation of the run medians, relative to "
           "their median)\n")

@@ -3,7 +3,7 @@
 
     table.py RESULT [--filter REGEX] [--skipped]
 
-Needs only the standard library. An incomplete run (interrupted or killed: `"complete": false`)
+Needs only the standard library (--filter: the google-re2 package, RE2 as pathbench uses). An incomplete run (interrupted or killed: `"complete": false`)
 is said so above the table. Exit codes: 0 printed, 3 bad input or usage (the message names the
 file and the JSON pointer of the field).
 """
@@ -20,8 +20,7 @@ sys.path.insert(0, str(_HERE / "lib"))  # the shared reader, importable by name
 
 import argparse  # noqa: E402
 import math  # noqa: E402
-import re  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
 
 import pathbench_result_file as rf  # noqa: E402  (reports/lib, put on sys.path above)
@@ -45,10 +44,10 @@ def cell(text: Any) -> str:
     return rf.printable(" ".join(str(text).split())).replace("|", "\\|")
 
 
-def rows(result: Any, pattern: re.Pattern[str] | None) -> list[list[str]]:
+def rows(result: Any, keep: Callable[[str], bool] | None) -> list[list[str]]:
     out: list[list[str]] = []
     for case in result.cases:
-        if pattern and not pattern.search(case["id"]):
+        if keep and not keep(case["id"]):
             continue
         if case["status"] != "ok" or not case["metrics"]:
             out.append([case["id"], case["status"], "", "", "", "", case["reason"]])
@@ -68,13 +67,12 @@ def rows(result: Any, pattern: re.Pattern[str] | None) -> list[list[str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = rf.UsageParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("result", type=Path, help="a pathbench.result/v1 JSON file")
-    parser.add_argument("--filter", help="only cases whose id matches this regular expression")
+    parser.add_argument("--filter", metavar="REGEX",
+                        help="only cases whose id this regular expression matches anywhere, in RE2 syntax "
+                             "as pathbench's --filter (needs the google-re2 package)")
     parser.add_argument("--skipped", action="store_true", help="also list skipped cases")
     args = parser.parse_args(argv)
-    try:
-        pattern = re.compile(args.filter) if args.filter else None
-    except re.error as e:
-        raise rf.InputError.option("--filter", f"not a valid regular expression: {e}") from None
+    keep = rf.case_filter(args.filter)
     result = rf.load_result(args.result)
     context = result.context
     print(f"Node type: {cell(result.node_type)} — host {cell(result.hostname)}, "
@@ -85,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
               f"({len(result.cases)}) are listed; the cases the run had not reached are missing.\n")
     print("| case | status | metric | median | p10 .. p90 | cv | n |")
     print("|---|---|---|---|---|---|---|")
-    for row in rows(result, pattern):
+    for row in rows(result, keep):
         if row[1] == "skipped" and not args.skipped:
             continue
         row = [cell(c) for c in row]

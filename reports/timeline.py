@@ -13,7 +13,9 @@ how many records CUPTI dropped (the timeline is then incomplete).
 Input: {"traceEvents": [...], "otherData": {...}} (or a bare event array); "X" events need name,
 ts, dur (microseconds, within ±1e15: 31 years), pid, tid; "M" events name processes ("GPU 0",
 "host") and threads ("stream 13"). The JSON is read by the same rules as results (result_file.py:
-a UTF-8 BOM is skipped; NaN, lone surrogates, nesting beyond 64 levels are refused). The PNG is
+a UTF-8 BOM is skipped; NaN, lone surrogates, nesting beyond 64 levels are refused), and a trace
+over 64 MiB (about 280 000 events; pathbench's traces hold one sample each, far fewer) is refused
+before it is read: parsed, it would take about ten times that in memory. The PNG is
 written atomically; a directory, FIFO or device there is refused, never replaced.
 Prints the PNG's path on stdout. Exit codes: 0 done, 3 unreadable or unusable input, or usage (the
 message names the file and the event's JSON pointer), 1 an unexpected error.
@@ -43,6 +45,10 @@ DPI = 110
 # Times are microseconds since the first record; beyond 31 years they are no trace this tool
 # wrote, and the axis arithmetic would overflow.
 MAX_US = 1e15
+# The largest trace read (checked before reading): a parsed event takes about ten times its text
+# (two dicts, its strings and numbers), so 64 MiB take ~560 MB, and drawing 280 000 bars already
+# takes most of a minute.
+MAX_TRACE_BYTES = 64 << 20
 
 GPU_CATEGORIES = ("copy", "kernel", "memset")
 # One colour per kind of bar, the same in every chart.
@@ -98,7 +104,7 @@ def _is_int(v: Any) -> bool:
 
 def load_trace(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The validated event list and otherData of a Chrome trace file."""
-    doc = rf.read_json(path)
+    doc = rf.read_json(path, MAX_TRACE_BYTES)
     other: dict[str, Any] = {}
     if isinstance(doc, list):
         events = doc

@@ -18,11 +18,14 @@ import json
 import math
 import os
 import re
+import secrets
+import signal
 import stat
 import sys
-import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, NoReturn, Sequence
 
 RESULT_SCHEMA = "pathbench.result/v1"
@@ -36,9 +39,12 @@ EXIT_BAD_INPUT = 3
 
 # The C++ reader refuses deeper documents (core/json_text.hpp, kMaxJsonDepth).
 MAX_JSON_DEPTH = 64
-# A year of samples is far below this; a bigger input is a mistake, and reading it would only
+# The largest result, baseline or compare file a report reads, checked before reading. Python holds
+# a parsed result in about five times its size (a dict per case, metric and stats block, a float
+# object per sample), so a 256 MiB file takes about 1.5 GiB; a sweep of 100 000 cases with a dozen
+# samples per metric is about 200 MB. A bigger input is a mistake, and reading it would only
 # exhaust memory.
-MAX_INPUT_BYTES = 1 << 30
+MAX_INPUT_BYTES = 256 << 20
 UTF8_BOM = b"\xef\xbb\xbf"
 # The baseline's between-run spread needs this many runs (compare/baseline.hpp, kMinRunsForSpread).
 MIN_RUNS_FOR_SPREAD = 3
@@ -113,24 +119,40 @@ def _parse_constant(token: str) -> NoReturn:
     raise _Constant(token)
 
 
-_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.S)
-_BRACKET_RE = re.compile(r"[\[\]{}]")
+# A JSON string, or the unterminated rest of the text. Possessive (Python 3.11+), so that matching
+# a 20 MiB string keeps no backtracking state per character: "(?:[^"\\]|\\.)*" took ~50 bytes a
+# character (a gigabyte for a 20 MiB case id). Linear in time and constant in memory.
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)'
+# Everything but the brackets, strings skipped whole: what is left of a text is its brackets.
+_NOT_BRACKETS_RE = re.compile(_STRING + r'|[^\[\]{}"]++', re.S)
+_TOKEN_RE = re.compile(_STRING + r'|[\[\]{}:,]|[^\s\[\]{}:,"]++', re.S)
 
 
-def nesting_depth(text: str) -> int:
-    """The deepest nesting of arrays and objects, counted on the text (brackets inside strings do
-    not count), so a hostile file is refused before json.loads recurses into it."""
-    depth = deepest = 0
-    for c in _BRACKET_RE.findall(_STRING_RE.sub("", text)):
+def too_deep(text: str, end: int | None = None) -> bool:
+    """Whether arrays and objects nest deeper than MAX_JSON_DEPTH in text[:end], counted on the
+    text (brackets inside strings do not count): for a text json.loads could not read, which the
+    C++ reader, checking the depth as it parses, may refuse for its depth first. Linear in time;
+    holds at most a copy of the text."""
+    end = _before_trailing_space(text, len(text) if end is None else end)
+    if text.count("[", 0, end) + text.count("{", 0, end) <= MAX_JSON_DEPTH:
+        return False  # too few brackets, in strings or not
+    depth = 0
+    for c in _NOT_BRACKETS_RE.sub("", text[:end]):
         if c in "[{":
             depth += 1
-            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                return True
         elif depth > 0:
             depth -= 1
-    return deepest
+    return False
 
 
-_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|[^\s\[\]{}:,"]+', re.S)
+def _before_trailing_space(text: str, end: int, block: int = 1 << 16) -> int:
+    """An end at most `end` with only white space after it (in steps of `block`): a truncated file
+    padded with hundreds of megabytes of spaces is not scanned space by space."""
+    while end > 0 and text[max(0, end - block):end].isspace():
+        end = max(0, end - block)
+    return end
 
 
 def _too_deep_at(text: str) -> str:
@@ -142,7 +164,7 @@ def _too_deep_at(text: str) -> str:
         token = m.group()
         if token in ("[", "{"):
             if len(frames) >= MAX_JSON_DEPTH:
-                return "".join("/" + (pointer_token(f[1]) if f[0] else str(f[2])) for f in frames)
+                return _frames_pointer(frames)
             frames.append([token == "{", "", 0])
             expect_key = token == "{"
         elif token in ("]", "}"):
@@ -164,6 +186,10 @@ def _too_deep_at(text: str) -> str:
     return ""
 
 
+def _frames_pointer(frames: list[list[Any]]) -> str:
+    return "".join("/" + (pointer_token(f[1]) if f[0] else str(f[2])) for f in frames)
+
+
 def _describe_file_type(mode: int) -> str:
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
@@ -172,7 +198,7 @@ def _describe_file_type(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+def read_bytes(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> bytearray:
     """The file's bytes; InputError for anything but a readable regular file of at most max_bytes."""
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused right after).
@@ -185,18 +211,24 @@ def read_bytes(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
             raise InputError(path, "", f"cannot read: it is {_describe_file_type(st.st_mode)}, not a regular file; "
                                        "the reports read regular files only")
         if st.st_size > max_bytes:
-            raise InputError(path, "", f"cannot read: {st.st_size} bytes, more than the {max_bytes} an input may have")
-        chunks: list[bytes] = []
+            raise InputError(path, "", f"cannot read: {st.st_size} bytes, more than the {max_bytes} "
+                                       f"({max_bytes >> 20} MiB) an input may have")
+        # One buffer of the size fstat gave (and one byte to see growth), filled in place: joining
+        # chunks would hold the file twice.
+        buf = bytearray(st.st_size + 1)
         total = 0
         while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
+            if total == len(buf):
+                if total > max_bytes:
+                    raise InputError(path, "", f"cannot read: grew beyond {max_bytes} bytes while being read")
+                buf.extend(bytes(min(len(buf), max_bytes + 1 - total)))
+            with memoryview(buf) as view:
+                n = os.readv(fd, [view[total:]])
+            if n == 0:
                 break
-            total += len(chunk)
-            if total > max_bytes:
-                raise InputError(path, "", f"cannot read: grew beyond {max_bytes} bytes while being read")
-            chunks.append(chunk)
-        return b"".join(chunks)
+            total += n
+        del buf[total:]
+        return buf
     except OSError as e:
         raise InputError(path, "", f"cannot read: {e.strerror or e}") from None
     finally:
@@ -225,13 +257,17 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return marked
 
 
-def _check_values(path: Path, value: Any, at: str = "") -> None:
+def _check_values(path: Path, value: Any, at: str = "", depth: int = 1) -> None:
     """What json.loads lets through and the C++ reader refuses, in document order: a key that
-    appears twice in one object, and a lone UTF-16 surrogate (an unpaired \\ud800 escape), which
-    cannot be printed or written as UTF-8. Recursive: the nesting is at most 64 levels here."""
+    appears twice in one object, a lone UTF-16 surrogate (an unpaired \\ud800 escape), which
+    cannot be printed or written as UTF-8, and nesting deeper than 64 levels. Recursive, but never
+    deeper than 65 levels: a container deeper than that is refused before its contents are seen."""
     if isinstance(value, str):
         _check_text(path, value, at)
-    elif isinstance(value, dict):
+        return
+    if depth > MAX_JSON_DEPTH:
+        raise InputError(path, at, _TOO_DEEP)
+    if isinstance(value, dict):
         if isinstance(value, _DuplicateKey):
             where = f"{at}/{pointer_token(value.key)}".encode("utf-8", "backslashreplace").decode("utf-8")
             raise InputError(path, where, f"duplicate key {_dump(value.key)}: JSON readers differ in which one "
@@ -240,11 +276,11 @@ def _check_values(path: Path, value: Any, at: str = "") -> None:
             where = f"{at}/{pointer_token(key)}"
             _check_text(path, key, where, is_key=True)
             if isinstance(item, (str, dict, list)):
-                _check_values(path, item, where)
+                _check_values(path, item, where, depth + 1)
     elif isinstance(value, list):
         for i, item in enumerate(value):
             if isinstance(item, (str, dict, list)):
-                _check_values(path, item, f"{at}/{i}")
+                _check_values(path, item, f"{at}/{i}", depth + 1)
 
 
 def _check_text(path: Path, text: str, at: str, is_key: bool = False) -> None:
@@ -261,44 +297,83 @@ def _check_text(path: Path, text: str, at: str, is_key: bool = False) -> None:
                                       "(an unpaired \\u escape), which is no Unicode character") from None
 
 
-def parse_json(path: Path, data: bytes) -> Any:
-    """A JSON document from the bytes of `path`, by the rules of the C++ reader
-    (core/json_reader.cpp): a UTF-8 BOM is skipped; invalid UTF-8, NaN/Infinity, numbers beyond
-    double's range, lone surrogates, a key twice in one object and nesting deeper than 64 levels
-    are refused."""
-    offset = 0
-    if data.startswith(UTF8_BOM):  # nlohmann skips a UTF-8 byte-order mark at the start
-        data = data[len(UTF8_BOM):]
-        offset = len(UTF8_BOM)
+_TOO_DEEP = f"nesting deeper than {MAX_JSON_DEPTH} levels; a pathbench document is never that deep"
+
+
+def decode_json_text(path: Path, data: bytes | bytearray) -> str:
+    """The text of a JSON file's bytes: a UTF-8 BOM is skipped (as nlohmann does); anything but
+    UTF-8 is refused."""
+    offset = len(UTF8_BOM) if data[:len(UTF8_BOM)] == UTF8_BOM else 0
     try:
-        text = data.decode("utf-8")
+        # A view, not a slice: skipping the BOM must not copy the file.
+        with memoryview(data) as view:
+            return str(view[offset:], "utf-8")
     except UnicodeDecodeError as e:
         raise InputError(path, "", f"cannot read: not UTF-8 text (byte {e.start + offset}: {e.reason}); "
                                    "JSON is UTF-8") from None
-    if nesting_depth(text) > MAX_JSON_DEPTH:
-        raise InputError(path, _too_deep_at(text), f"nesting deeper than {MAX_JSON_DEPTH} levels; "
-                                                   "a pathbench document is never that deep")
+    except MemoryError:
+        raise _too_big(path, len(data)) from None
+
+
+def _too_big(path: Path, size: int) -> InputError:
+    return InputError(path, "", f"cannot read: {size} bytes of JSON need more memory than this process may use")
+
+
+def parse_json_text(path: Path, text: str) -> Any:
+    """A JSON document from the text of `path`, by the rules of the C++ reader
+    (core/json_reader.cpp): NaN/Infinity, numbers beyond double's range, lone surrogates, a key
+    twice in one object and nesting deeper than 64 levels are refused.
+
+    json.loads reads the text first (in C, linear; nesting beyond ~1000 levels stops it with a
+    RecursionError, not a crash); the nesting is checked on the parsed document. Where the
+    document is refused, the C++ reader, which checks the depth as it parses, would name a too
+    deep container first: the text is scanned for one then, and only then."""
     try:
         doc = json.loads(text, parse_float=_parse_float, parse_int=_parse_int, parse_constant=_parse_constant,
                          object_pairs_hook=_object)
     except json.JSONDecodeError as e:
-        where = "an empty file" if not text.strip() else f"line {e.lineno} column {e.colno}"
+        # The C++ reader stops at the same place: nesting beyond it it never sees.
+        _refuse_if_too_deep(path, text, e.pos + 1)
+        where = "an empty file" if not text or text.isspace() else f"line {e.lineno} column {e.colno}"
         raise InputError(path, "", f"not JSON ({where}): {e.msg}") from None
     except _NumberOverflow as e:
+        _refuse_if_too_deep(path, text)
         raise InputError(path, "", f"not valid JSON: number overflow parsing {_short(e.token)} "
                                    "(beyond the range of a double)") from None
     except _Constant as e:
+        _refuse_if_too_deep(path, text)
         raise InputError(path, "", f"not valid JSON: {e.token} is not a JSON value "
                                    "(JSON has no NaN or infinity)") from None
-    except RecursionError:  # unreachable after the depth check; kept so it can never be a traceback
+    except RecursionError:
+        _refuse_if_too_deep(path, text)
         raise InputError(path, "", "nesting too deep") from None
-    _check_values(path, doc)
+    except MemoryError:
+        raise _too_big(path, len(text)) from None
+    try:
+        _check_values(path, doc)
+    except InputError:
+        _refuse_if_too_deep(path, text)
+        raise
     return doc
 
 
-def read_json(path: Path | str) -> Any:
+def _refuse_if_too_deep(path: Path, text: str, end: int | None = None) -> None:
+    if too_deep(text, end):
+        raise InputError(path, _too_deep_at(text), _TOO_DEEP) from None
+
+
+def parse_json(path: Path, data: bytes | bytearray) -> Any:
+    """A JSON document from the bytes of `path` (decode_json_text, then parse_json_text)."""
+    return parse_json_text(path, decode_json_text(path, data))
+
+
+def read_json(path: Path | str, max_bytes: int = MAX_INPUT_BYTES) -> Any:
+    """A JSON file of at most max_bytes (checked before reading), by the rules of parse_json."""
     path = Path(path)
-    return parse_json(path, read_bytes(path))
+    data = read_bytes(path, max_bytes)
+    text = decode_json_text(path, data)
+    del data  # the bytes go before parsing: the text and the document are all that is held
+    return parse_json_text(path, text)
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -423,6 +498,85 @@ class _Reader:
                     "cpu_model"):
             if key in v:
                 self.string(v[key], f"{at}/{key}")
+        if v.get("environment") is not None:
+            self.environment(v["environment"], f"{at}/environment")
+
+    # context.environment, as compare and baseline promote read it (inventory/noise.cpp,
+    # noise_reasons; inventory/environment.cpp, environment_sample_from_json): a missing or null
+    # field is no value; one of the wrong type is refused where the C++ reader names it.
+
+    def environment(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        for key in ("start", "end"):
+            if v.get(key) is not None:
+                self.environment_sample(v[key], f"{at}/{key}")
+        share = v.get("cpu_share")
+        if share is not None:
+            self.object(share, f"{at}/cpu_share")
+            steal = share.get("steal_pct")
+            if steal is not None and not is_number(steal):
+                self.fail(f"{at}/cpu_share/steal_pct", f"expected a number, found {describe_type(steal)}")
+
+    def _env_fields(self, obj: dict[str, Any], at: str, kinds: dict[str, str]) -> None:
+        """Each present, non-null field of `obj` named in `kinds` by its type: "string", "boolean",
+        "number", "int" (int32), "unsigned" (uint32) or "uint64"."""
+        limits = {"int": (-(1 << 31), (1 << 31) - 1), "unsigned": (0, (1 << 32) - 1), "uint64": (0, _UINT64_MAX)}
+        for key, kind in kinds.items():
+            value = obj.get(key)
+            if value is None:
+                continue
+            where = f"{at}/{key}"
+            if kind == "string":
+                self.string(value, where)
+            elif kind == "boolean":
+                self.boolean(value, where)
+            elif kind == "number":
+                if not is_number(value):
+                    self.fail(where, f"expected a number, found {describe_type(value)}")
+            else:
+                # An integer: nlohmann would turn 3.7 into 3 and -1 into 2^64-1 without a word.
+                if not (isinstance(value, int) and not isinstance(value, bool)):
+                    self.fail(where, "expected an integer, found " + (_dump(value) if is_number(value)
+                                                                      else describe_type(value)))
+                low, high = limits[kind]
+                if not low <= value <= high:
+                    self.fail(where, f"expected an integer in [{low}, {high}], found {value}")
+
+    def _env_array(self, obj: dict[str, Any], at: str, key: str) -> list[Any]:
+        value = obj.get(key)
+        return [] if value is None else self.array(value, f"{at}/{key}")
+
+    def environment_sample(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        self._env_fields(v, at, {"time": "string"})
+        if v.get("cpu") is not None:
+            cpu = self.object(v["cpu"], f"{at}/cpu")
+            self._env_fields(cpu, f"{at}/cpu", dict.fromkeys(
+                ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"), "uint64"))
+        if v.get("loadavg") is not None:
+            loadavg = self.array(v["loadavg"], f"{at}/loadavg")
+            if len(loadavg) != 3 or not all(is_number(x) for x in loadavg):
+                self.fail(f"{at}/loadavg", f"expected three numbers, found {_dump(loadavg)}")
+        for i, governor in enumerate(self._env_array(v, at, "cpu_governors")):
+            self.string(governor, f"{at}/cpu_governors/{i}")
+        for i, gpu in enumerate(self._env_array(v, at, "gpus")):
+            self.environment_gpu(gpu, f"{at}/gpus/{i}")
+
+    def environment_gpu(self, v: Any, at: str) -> None:
+        self.object(v, at)
+        self._env_fields(v, at, {"index": "int", "pci_bus_id": "string", "source": "string",
+                                 "clock_sm_mhz": "int", "clock_mem_mhz": "int", "temperature_c": "int",
+                                 "power_w": "number", "power_limit_w": "number"})
+        for i, reason in enumerate(self._env_array(v, at, "clock_event_reasons")):
+            self.string(reason, f"{at}/clock_event_reasons/{i}")
+        self._env_fields(v, at, {"clock_event_reasons_mask": "uint64"})
+        for i, process in enumerate(self._env_array(v, at, "processes")):
+            pat = f"{at}/processes/{i}"
+            self.object(process, pat)
+            self._env_fields(process, pat, {"pid": "unsigned", "name": "string", "used_memory_bytes": "uint64",
+                                            "self": "boolean"})
+        self._env_fields(v, at, dict.fromkeys(
+            ("pcie_replay_counter", "aer_correctable", "aer_nonfatal", "aer_fatal"), "uint64"))
 
     def case(self, v: Any, at: str) -> None:
         self.object(v, at)
@@ -684,8 +838,12 @@ class _BaselineReader(_Reader):
             at = f"/runs/{i}"
             for key in ("file", "hostname", "start_time", "end_time", "git_sha"):
                 self.text(r, at, key)
-            if not isinstance(self.field(r, at, "context"), dict):
+            context = self.field(r, at, "context")
+            if not isinstance(context, dict):
                 self.fail(f"{at}/context", "expected an object")
+            # compare reads each run's environment for noise (compare.cpp, noise_of).
+            if context.get("environment") is not None:
+                self.environment(context["environment"], f"{at}/context/environment")
         if not isinstance(self.field(doc, "", "context"), dict):
             self.fail("/context", "expected an object")
         cases: list[BaselineCase] = []
@@ -709,6 +867,10 @@ class _BaselineReader(_Reader):
             gate = self.field(c, at, "gate")
             if gate is not None and not isinstance(gate, dict):
                 self.fail(f"{at}/gate", "expected an object or null")
+            if gate is not None:
+                # The scenario's and the result's rule: threshold_pct and metrics only, each a
+                # percentage in (0, 1000]. A gate spread.py cannot read is no gate to compare with.
+                self.gate(gate, f"{at}/gate")
             metrics = self.field(c, at, "metrics")
             if not isinstance(metrics, dict):
                 self.fail(f"{at}/metrics", "expected an object")
@@ -788,16 +950,107 @@ def check_output_dir(path: Path) -> None:
         raise InputError(path, "", f"cannot write there: it is {_describe_file_type(st.st_mode)}, not a directory")
 
 
+# The temporary file of each write in progress, for the stop-signal handler (install_stop_signals).
+_PENDING_TEMPS: set[str] = set()
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# What older report versions named their temporary files: ".NAME.<8 characters>.tmp" (tempfile).
+_LEGACY_TEMP_RE = re.compile(r"\.[a-z0-9_]{8}\.tmp")
+# A temporary file of that kind exists for milliseconds (the data is written from memory): one
+# older than this belongs to a writer that was killed.
+_LEGACY_TEMP_STALE_SECONDS = 60.0
+
+
+def _host_name() -> str:
+    return os.uname().nodename.replace("/", "_") or "host"
+
+
+def _temporary_prefix(target: Path) -> str:
+    """".NAME.tmp-HOST-": the C++ writer's naming (core/atomic_file.cpp), so that each recognises
+    the other's leftovers and a listing shows at once whose write did not finish."""
+    return f".{target.name}.tmp-{_host_name()}-"
+
+
+def remove_stale_temporary_files(target: Path) -> int:
+    """Removes what killed writes of `target` left beside it: ".NAME.tmp-HOST-PID.XXXXXX" of this
+    host whose process is gone (another host's writer on a shared folder, or a live one here, is
+    left alone), and the older reports' ".NAME.XXXXXXXX.tmp" once it is a minute old. Returns how
+    many were removed; never fails."""
+    prefix = _temporary_prefix(target)
+    legacy = f".{target.name}"
+    removed = 0
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return 0
+    for entry in entries:
+        name = entry.name
+        try:
+            if name.startswith(prefix):
+                pid_text, dot, rest = name[len(prefix):].partition(".")
+                if not (dot and len(rest) == 6 and pid_text.isdigit() and pid_text.isascii()) or int(pid_text) <= 0:
+                    continue
+                if _process_exists(int(pid_text)):
+                    continue
+            elif name.startswith(legacy) and _LEGACY_TEMP_RE.fullmatch(name, len(legacy)):
+                if time.time() - entry.stat(follow_symlinks=False).st_mtime < _LEGACY_TEMP_STALE_SECONDS:
+                    continue
+            else:
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process, or no pid at all: not provably gone, so left alone
+    return True
+
+
+def _create_temporary(parent: Path, prefix: str) -> tuple[int, str]:
+    """An exclusive new file "<prefix><pid>.XXXXXX" in `parent` (mkstemp's six characters, as the
+    C++ writer's mkstemp makes them)."""
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    for _ in range(100):
+        name = prefix + f"{os.getpid()}." + "".join(secrets.choice(alphabet) for _ in range(6))
+        path = os.path.join(parent, name)
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", os.path.join(parent, prefix))
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Writes `data` to a temporary file beside the target and renames it over the target, so a
-    reader never sees half a file; the temporary file is removed on any failure."""
+    reader never sees half a file. The temporary file is removed on any failure, and on SIGINT,
+    SIGTERM or SIGHUP once install_stop_signals ran (run_main does); what a killed write (SIGKILL)
+    left is removed by the next write of the same target. Every report writes through here."""
     target = check_output_file(path)
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
     except OSError as e:
         raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
+    remove_stale_temporary_files(target)
+    # No stop signal between creating the temporary file and recording it: the handler must know
+    # every temporary file there is.
+    blocked = _block_stop_signals()
+    try:
+        fd, tmp = _create_temporary(parent, _temporary_prefix(target))
+        _PENDING_TEMPS.add(tmp)
+    except OSError as e:
+        raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
+    finally:
+        _unblock_stop_signals(blocked)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -815,6 +1068,56 @@ def write_atomically(path: Path, data: bytes) -> None:
         if isinstance(e, OSError):
             raise InputError(path, "", f"cannot write: {e.strerror or e}") from None
         raise
+    finally:
+        _PENDING_TEMPS.discard(tmp)
+
+
+def _block_stop_signals() -> bool:
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _unblock_stop_signals(blocked: bool) -> None:
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+_STOP_PROG = ["report"]  # the script's name, for the handler's one line
+
+
+def _on_stop_signal(signum: int, _frame: FrameType | None) -> None:
+    """Removes the temporary file of the write in progress and exits 128 + the signal at once.
+    Not an exception: one raised here while Python runs a weakref callback or a finaliser (which
+    matplotlib's drawing does all the time) is printed and dropped, and the report ran on. A
+    report has nothing else to save: its outputs appear by rename, whole, or not at all."""
+    for tmp in list(_PENDING_TEMPS):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    name = signal.Signals(signum).name
+    try:
+        os.write(2, f"{_STOP_PROG[0]}: stopped by {name}; nothing half-written is left\n".encode())
+    except OSError:
+        pass
+    os._exit(128 + signum)
+
+
+def install_stop_signals(prog: str) -> None:
+    """SIGINT, SIGTERM and SIGHUP stop the script through _on_stop_signal (instead of killing it
+    where it stands, temporary file and all). Only the main thread can install handlers; elsewhere
+    a no-op."""
+    _STOP_PROG[0] = prog
+    try:
+        for signum in STOP_SIGNALS:
+            # A signal ignored by whoever started us (nohup: SIGHUP) stays ignored.
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, _on_stop_signal)
+    except ValueError:
+        pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -829,10 +1132,53 @@ class UsageParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
+# RE2 may use at most this much memory for one filter, as pathbench's --filter
+# (scenario/case_filter.hpp, kCaseFilterMaxMemBytes).
+CASE_FILTER_MAX_MEM_BYTES = 32 << 20
+# RE2's messages quote the pattern; a 100 KB pattern must not make a 100 KB message.
+_MAX_QUOTED_ERROR = 200
+
+
+def case_filter(pattern: str | None, option: str = "--filter") -> Callable[[str], bool] | None:
+    """`--filter REGEX` as pathbench reads it (scenario/case_filter.cpp): RE2 syntax (no
+    backreferences, no lookaround, no possessive repeats), matched anywhere in the id in time
+    linear in the id, so no pattern can hang a report; at most 32 MiB to compile. Returns a
+    predicate on case ids, or None (every case) for no or an empty pattern; InputError
+    "--filter: what" for a pattern pathbench refuses. The google-re2 package is imported only
+    here: without --filter the scripts that need only the standard library still do."""
+    if not pattern:
+        return None
+    try:
+        pattern.encode("utf-8")
+    except UnicodeEncodeError:
+        # A command-line argument that is no UTF-8 arrives with its bytes as lone surrogates.
+        raise InputError.option(option, "not a valid regular expression (RE2 syntax): invalid UTF-8") from None
+    try:
+        import re2  # type: ignore[import-not-found]  # google-re2, reports/requirements.txt
+    except ImportError:
+        raise InputError.option(option, "needs the google-re2 package, the RE2 engine pathbench uses "
+                                        "(pip install -r reports/requirements.txt)") from None
+    options = re2.Options()
+    options.max_mem = CASE_FILTER_MAX_MEM_BYTES
+    options.log_errors = False  # the error goes into the message, not to stderr as well
+    try:
+        regex = re2.compile(pattern, options)
+    except Exception as e:  # noqa: BLE001 - re2.error, and whatever the binding raises for a pattern
+        detail = e.args[0] if isinstance(e, re2.error) and e.args else e
+        text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+        text = printable(_short(text, _MAX_QUOTED_ERROR))
+        if "pattern too large" in text:
+            raise InputError.option(option, f"the regular expression needs more than "
+                                            f"{CASE_FILTER_MAX_MEM_BYTES >> 20} MiB to compile: {text}") from None
+        raise InputError.option(option, f"not a valid regular expression (RE2 syntax): {text}") from None
+    return lambda case_id: regex.search(case_id) is not None
+
+
 def run_main(prog: str, main: Callable[[], int]) -> NoReturn:
     """Runs a script's main: bad input or usage (InputError) exits 3 with its message, a full disk
     2 (the output is incomplete), an unexpected error 1 with a one-line message
     (PATHBENCH_TRACEBACK=1 shows the traceback); never a traceback for what a user typed or fed in."""
+    install_stop_signals(prog)
     try:
         code = main()
         sys.stdout.flush()
