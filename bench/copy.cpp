@@ -18,15 +18,15 @@ const EnumAxis<CopyDirection> kDirection{
     "direction",
     {{"h2d", CopyDirection::kH2D}, {"d2h", CopyDirection::kD2H}, {"d2d", CopyDirection::kD2D}},
     "copy direction"};
-const EnumAxis<CopyHostMemory> kHostMemory{"host_memory",
-                                           {{"pageable-4k", CopyHostMemory::kPageable4K},
-                                            {"pageable-thp", CopyHostMemory::kPageableThp},
-                                            {"pinned", CopyHostMemory::kPinned},
-                                            {"registered-4k", CopyHostMemory::kRegistered4K},
-                                            {"registered-thp", CopyHostMemory::kRegisteredThp},
-                                            {"registered-hugetlb",
-                                             CopyHostMemory::kRegisteredHugetlb}},
-                                           "how the host buffer is allocated"};
+const EnumAxis<CopyHostMemory> kHostMemory{
+    "host_memory",
+    {{"pageable-4k", CopyHostMemory::kPageable4K},
+     {"pageable-thp", CopyHostMemory::kPageableThp},
+     {"pinned", CopyHostMemory::kPinned},
+     {"registered-4k", CopyHostMemory::kRegistered4K},
+     {"registered-thp", CopyHostMemory::kRegisteredThp},
+     {"registered-hugetlb", CopyHostMemory::kRegisteredHugetlb}},
+    "how the host buffer is allocated"};
 const EnumAxis<bool> kHostNode{
     "host_node",
     {{"local", false}, {"remote", true}},
@@ -59,21 +59,16 @@ std::optional<std::string> invalid_all_gpus(const CopyRequest& r) {
   return std::nullopt;
 }
 
-class CopyFamily final : public Family {
+class CopyFamily final : public DeclaredFamily {
  public:
-  std::string_view name() const override { return "copy"; }
-  std::string_view description() const override {
-    return "H2D / D2H / D2D copy bandwidth and latency over sizes and host memory kinds, the cost "
-           "of pinning (cudaMallocHost) and registering (cudaHostRegister) host memory, and H2D "
-           "/ D2H to every GPU at once (gpus=all: GPUs sharing a PCIe switch or root port show "
-           "up)";
-  }
-  const std::vector<AxisSchema>& axes() const override {
-    static const auto kAxes =
-        axis_schemas(kMeasure, kDirection, kHostMemory, kHostNode, kBytes, kGpus);
-    return kAxes;
-  }
-  std::vector<std::string> required_axes() const override { return {"measure", "bytes"}; }
+  CopyFamily()
+      : DeclaredFamily({"copy",
+                        "H2D / D2H / D2D copy bandwidth and latency over sizes and host memory "
+                        "kinds, the cost of pinning (cudaMallocHost) and registering "
+                        "(cudaHostRegister) host memory, and H2D / D2H to every GPU at once "
+                        "(gpus=all: GPUs sharing a PCIe switch or root port show up)",
+                        axis_schemas(kMeasure, kDirection, kHostMemory, kHostNode, kBytes, kGpus),
+                        {"measure", "bytes"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
     const CopyRequest r = decode_copy_request(spec);

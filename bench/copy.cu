@@ -12,6 +12,7 @@
 #include "measure/latched_clock.hpp"
 #include "measure/pattern.hpp"
 #include "measure/placed_host_memory.hpp"
+#include "measure/timeline_checks.hpp"
 #include "placement/memory_policy.hpp"
 #include "placement/thread_placement.hpp"
 
@@ -57,7 +58,7 @@ struct HostSide {
 class CopyBench final : public BlockBench {
  public:
   CopyBench(const CopyRequest& r, const Machine& machine, int device)
-      : BlockBench(shape_of(r)), r_(r), device_(set_device(device)) {
+      : BlockBench(shape_of(r)), r_(r), device_(make_current(device)) {
     use_clock(clock_for(r, stream_));
     if (r.host) {
       host_side_.emplace(r, machine, device);
@@ -79,36 +80,16 @@ class CopyBench final : public BlockBench {
 
   // The driver's view of the copies: which memory kind it saw on the host side, and how many
   // copies one sample issued.
+  // Pageable copies may be split into several records by the driver's staging; pinned and
+  // device copies are one record each.
   std::vector<Check> timeline_checks(const Timeline&, const TimelineAnalysis& a) const override {
-    std::vector<Check> out;
-    const char* wanted = r_.pageable() ? "pageable" : "pinned";
-    if (r_.direction == CopyDirection::kH2D) {
-      std::size_t copies = 0;
-      for (const auto& [kind, n] : a.copies_by_source_kind) copies += n;
-      const auto it = a.copies_by_source_kind.find(wanted);
-      const std::size_t as_requested = it == a.copies_by_source_kind.end() ? 0 : it->second;
-      out.push_back({"timeline_memory_kind", copies > 0 && as_requested == copies,
-                     std::to_string(as_requested) + " of " + std::to_string(copies) +
-                         " copies on the timeline read " + wanted + " host memory",
-                     wanted});
-    }
-    // Pageable copies may be split into several records by the driver's staging; pinned and
-    // device copies are one record each.
-    const std::uint64_t expected = ops() + (shape().latency ? round_trip_ops() : 0);
-    const bool count_ok = r_.pageable() ? a.copies >= expected : a.copies == expected;
-    out.push_back({"timeline_copies", count_ok,
-                   std::to_string(a.copies) + " copy records for " + std::to_string(expected) +
-                       " copies issued in one sample",
-                   a.copies});
-    return out;
+    TimelineCopyExpectation e{std::nullopt, ops() + (shape().latency ? round_trip_ops() : 0),
+                              r_.pageable()};
+    if (r_.direction == CopyDirection::kH2D) e.host_kind = r_.pageable() ? "pageable" : "pinned";
+    return timeline_copy_checks(a, e);
   }
 
  private:
-  static int set_device(int device) {
-    PB_CUDA(cudaSetDevice(device));
-    return device;
-  }
-
   void enqueue(std::uint64_t ops) override {
     const cudaStream_t s = stream_.get();
     for (std::uint64_t i = 0; i < ops; ++i) {
@@ -219,7 +200,8 @@ class PinCostBench final : public CaseBench {
 
 std::unique_ptr<CaseBench> make_copy_bench(const CopyRequest& r, const Machine& machine,
                                            int device) {
-  if (r.measure == CopyMeasure::kAllocCost) return std::make_unique<PinCostBench>(r, machine, device);
+  if (r.measure == CopyMeasure::kAllocCost)
+    return std::make_unique<PinCostBench>(r, machine, device);
   return std::make_unique<CopyBench>(r, machine, device);
 }
 

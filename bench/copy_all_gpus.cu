@@ -20,18 +20,13 @@
 #include "measure/latched_clock.hpp"
 #include "measure/pattern.hpp"
 #include "measure/placed_host_memory.hpp"
+#include "measure/timeline_checks.hpp"
 
 namespace pathbench {
 
 namespace {
 
 constexpr std::uint64_t kSeed = 0x616c6c67u;  // "allg"; GPU N's data uses kSeed + N
-
-int current_device() {
-  int device = 0;
-  PB_CUDA(cudaGetDevice(&device));
-  return device;
-}
 
 struct PerGpu {
   PerGpu(const CopyRequest& r, int index, int node) : device(index), seed(kSeed + index) {
@@ -99,24 +94,11 @@ class CopyAllGpusBench final : public BlockBench {
   }
 
   std::vector<Check> timeline_checks(const Timeline&, const TimelineAnalysis& a) const override {
-    std::vector<Check> out;
-    std::size_t copies = 0;
-    for (const auto& [kind, n] : a.copies_by_source_kind) copies += n;
-    if (r_.direction == CopyDirection::kH2D) {
-      const auto it = a.copies_by_source_kind.find("pinned");
-      const std::size_t pinned = it == a.copies_by_source_kind.end() ? 0 : it->second;
-      out.push_back({"timeline_memory_kind", copies > 0 && pinned == copies,
-                     std::to_string(pinned) + " of " + std::to_string(copies) +
-                         " copies on the timeline read pinned host memory",
-                     "pinned"});
-    }
-    const std::uint64_t expected = ops() * gpus_.size();
-    out.push_back({"timeline_copies", a.copies == expected,
-                   std::to_string(a.copies) + " copy records for " + std::to_string(expected) +
-                       " copies issued in one sample (" + std::to_string(ops()) + " on each of " +
-                       std::to_string(gpus_.size()) + " GPUs)",
-                   a.copies});
-    return out;
+    const bool h2d = r_.direction == CopyDirection::kH2D;
+    return timeline_copy_checks(
+        a, {h2d ? std::optional<std::string>("pinned") : std::nullopt, ops() * gpus_.size(), false,
+            "copies issued in one sample (" + std::to_string(ops()) + " on each of " +
+                std::to_string(gpus_.size()) + " GPUs)"});
   }
 
  private:
@@ -138,11 +120,11 @@ class CopyAllGpusBench final : public BlockBench {
       const cudaStream_t s = g->stream->get();
       for (std::uint64_t i = 0; i < ops; ++i) {
         if (r_.direction == CopyDirection::kH2D) {
-          PB_CUDA(cudaMemcpyAsync(g->buffer.get(), g->host.data(), r_.bytes,
-                                  cudaMemcpyHostToDevice, s));
+          PB_CUDA(cudaMemcpyAsync(g->buffer.get(), g->host.data(), r_.bytes, cudaMemcpyHostToDevice,
+                                  s));
         } else {
-          PB_CUDA(cudaMemcpyAsync(g->host.data(), g->buffer.get(), r_.bytes,
-                                  cudaMemcpyDeviceToHost, s));
+          PB_CUDA(cudaMemcpyAsync(g->host.data(), g->buffer.get(), r_.bytes, cudaMemcpyDeviceToHost,
+                                  s));
         }
       }
     }

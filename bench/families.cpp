@@ -1,14 +1,15 @@
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
-#include "bench/families.hpp"
 #include "bench/copy.hpp"
-#include "bench/fault_injection.hpp"
+#include "bench/families.hpp"
 #include "bench/host_memory.hpp"
 #include "bench/overlap.hpp"
 #include "bench/peer.hpp"
 #include "bench/small_copies.hpp"
 #include "bench/unified_memory.hpp"
+#include "faults/fault_injection_family.hpp"
 #include "measure/family.hpp"
 
 namespace pathbench {
@@ -21,12 +22,10 @@ FamilyRegistry builtin_families() {
   registry.add(make_small_copies_family());
   registry.add(make_unified_memory_family());
   registry.add(make_peer_family());
-#ifdef PATHBENCH_HAVE_CUDA
   // Tests only: never part of a measuring run unless asked for by name in the environment.
   if (const char* v = std::getenv(kFaultInjectionVariable); v && std::string_view(v) == "1") {
-    registry.add(make_fault_injection_family());
+    if (auto faults = make_fault_injection_family()) registry.add(std::move(faults));
   }
-#endif
   return registry;
 }
 

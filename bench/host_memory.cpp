@@ -20,11 +20,12 @@ namespace {
 using Measure = HostMemoryParams::Measure;
 constexpr std::uint64_t kPatternSeed = 0x686f73745f6d656dULL;  // "host_mem"
 
-const EnumAxis<Measure> kMeasure{"measure",
-                                 {{"memcpy", Measure::kMemcpy},
-                                  {"first_touch", Measure::kFirstTouch},
-                                  {"mlock", Measure::kMlock}},
-                                 "what is timed: memcpy bandwidth, first-touch page faults, or mlock"};
+const EnumAxis<Measure> kMeasure{
+    "measure",
+    {{"memcpy", Measure::kMemcpy},
+     {"first_touch", Measure::kFirstTouch},
+     {"mlock", Measure::kMlock}},
+    "what is timed: memcpy bandwidth, first-touch page faults, or mlock"};
 const EnumAxis<PageType> kPage{
     "page",
     {{"4k", PageType::k4K}, {"thp", PageType::kThp}, {"hugetlb", PageType::kHugetlb}},
@@ -32,7 +33,8 @@ const EnumAxis<PageType> kPage{
 const IntegerAxis kCpuNode{"cpu_node", 0, 4095,
                            "NUMA node whose CPUs run the thread (default: not bound)"};
 const IntegerAxis kMemNode{
-    "mem_node", 0, 4095, "NUMA node the buffers are bound to with MPOL_BIND (default: first touch)"};
+    "mem_node", 0, 4095,
+    "NUMA node the buffers are bound to with MPOL_BIND (default: first touch)"};
 const IntegerAxis kBytes{"bytes", 4096, std::int64_t{1} << 40, "size of each buffer in bytes"};
 
 HostMemoryParams parse(const CaseSpec& spec) {
@@ -123,18 +125,15 @@ class MemcpyBench final : public BlockBench {
   CheckLog log_;
 };
 
-class HostMemoryFamily final : public Family {
+class HostMemoryFamily final : public DeclaredFamily {
  public:
-  std::string_view name() const override { return "host_memory"; }
-  std::string_view description() const override {
-    return "host memcpy bandwidth per NUMA node pair, first-touch fault cost (4 KiB vs THP vs "
-           "hugetlb) and mlock cost; verifies page node (move_pages) and huge backing (smaps)";
-  }
-  const std::vector<AxisSchema>& axes() const override {
-    static const auto kAxes = axis_schemas(kMeasure, kPage, kCpuNode, kMemNode, kBytes);
-    return kAxes;
-  }
-  std::vector<std::string> required_axes() const override { return {"measure", "bytes"}; }
+  HostMemoryFamily()
+      : DeclaredFamily({"host_memory",
+                        "host memcpy bandwidth per NUMA node pair, first-touch fault cost (4 KiB "
+                        "vs THP vs hugetlb) and mlock cost; verifies page node (move_pages) and "
+                        "huge backing (smaps)",
+                        axis_schemas(kMeasure, kPage, kCpuNode, kMemNode, kBytes),
+                        {"measure", "bytes"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
     const HostMemoryParams p = parse(spec);
@@ -174,6 +173,7 @@ class HostMemoryFamily final : public Family {
 
   std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
                                      int device) const override {
+    // Tests prepare cases directly; the runner has judged the requirements already.
     if (auto why = requirements(spec).unmet(machine, device)) throw SkipCase(*why);
     const HostMemoryParams p = parse(spec);
     if (p.measure == Measure::kMemcpy) return std::make_unique<MemcpyBench>(p, machine);
@@ -198,8 +198,8 @@ std::vector<MetricSpec> host_memory_metrics(Measure measure, const std::string& 
 
 void add_buffer_checks(std::vector<Check>& out, const std::string& what, const HostBuffer& buffer,
                        const HostMemoryParams& p) {
-  out.push_back(page_placement_check(what + "_placement", buffer.data(), buffer.mapped_size(),
-                                     p.mem_node));
+  out.push_back(
+      page_placement_check(what + "_placement", buffer.data(), buffer.mapped_size(), p.mem_node));
   out.push_back(
       huge_backing_check(what + "_huge_backing", buffer.data(), buffer.mapped_size(), p.page));
 }

@@ -24,22 +24,17 @@ OverlapRequest decode(const CaseSpec& spec) {
           static_cast<int>(kIterations.decode_or(spec, 8))};
 }
 
-class OverlapFamily final : public Family {
+class OverlapFamily final : public DeclaredFamily {
  public:
-  std::string_view name() const override { return "overlap"; }
-  std::string_view description() const override {
-    return "a compute kernel of controlled duration and an H2D copy of the next batch, issued as "
-           "pageable/separate stream, pinned/same stream, pinned/copy stream + event wait (the "
-           "recommended pattern) and pinned/copy stream + device synchronisation; overlap is "
-           "measured on a CUPTI timeline";
-  }
-  const std::vector<AxisSchema>& axes() const override {
-    static const auto kAxes = axis_schemas(kVariant, kKernelUs, kBytes, kIterations);
-    return kAxes;
-  }
-  std::vector<std::string> required_axes() const override {
-    return {"variant", "kernel_us", "bytes"};
-  }
+  OverlapFamily()
+      : DeclaredFamily({"overlap",
+                        "a compute kernel of controlled duration and an H2D copy of the next "
+                        "batch, issued as pageable/separate stream, pinned/same stream, "
+                        "pinned/copy stream + event wait (the recommended pattern) and "
+                        "pinned/copy stream + device synchronisation; overlap is measured on a "
+                        "CUPTI timeline",
+                        axis_schemas(kVariant, kKernelUs, kBytes, kIterations),
+                        {"variant", "kernel_us", "bytes"}}) {}
   // Two batches in flight: double-buffered on both sides.
   MemoryNeeds memory_needs(const CaseSpec& spec) const override {
     const std::uint64_t bytes = decode(spec).bytes;

@@ -38,7 +38,7 @@ __global__ void compute_for(unsigned long long ns) {
 class OverlapBench final : public CaseBench {
  public:
   OverlapBench(const OverlapRequest& r, const Machine& machine, int device)
-      : r_(r), device_(set_device(device)), thread_(machine, machine.gpu_local_node(device)) {
+      : r_(r), device_(make_current(device)), thread_(machine, machine.gpu_local_node(device)) {
     int sms = 0;
     PB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     blocks_ = std::max(1, sms);
@@ -151,11 +151,6 @@ class OverlapBench final : public CaseBench {
   std::uint64_t bytes_per_sample() const override { return r_.bytes * r_.iterations; }
 
  private:
-  static int set_device(int device) {
-    PB_CUDA(cudaSetDevice(device));
-    return device;
-  }
-
   void launch_kernel(cudaStream_t s) const {
     compute_for<<<blocks_, 32, 0, s>>>(r_.kernel_ns);
     PB_CUDA(cudaGetLastError());
@@ -163,8 +158,8 @@ class OverlapBench final : public CaseBench {
 
   void enqueue_copy(int batch, cudaStream_t s) const {
     const int b = batch % 2;
-    PB_CUDA(cudaMemcpyAsync(device_buf_[b].get(), host_[b].data(), r_.bytes,
-                            cudaMemcpyHostToDevice, s));
+    PB_CUDA(cudaMemcpyAsync(device_buf_[b].get(), host_[b].data(), r_.bytes, cudaMemcpyHostToDevice,
+                            s));
   }
 
   // Loads batch 0 and waits for it, outside the timed loop.

@@ -34,19 +34,18 @@ const EnumAxis<Measure> kMeasure{
     {{"bandwidth", Measure::kBandwidth}, {"latency", Measure::kLatency}},
     "bandwidth: GB/s of a latched block of copies; latency: time per small copy and round trip"};
 const IntegerAxis kBytes{"bytes", 1, std::int64_t{1} << 36, "bytes per copy"};
-const std::vector<AxisSchema> kAxes = axis_schemas(kPair, kMethod, kDirection, kMeasure, kBytes);
 
-class PeerFamily final : public Family {
+class PeerFamily final : public DeclaredFamily {
  public:
-  std::string_view name() const override { return "peer"; }
-  const std::vector<AxisSchema>& axes() const override { return kAxes; }
-  std::vector<std::string> required_axes() const override { return {"pair", "method", "bytes"}; }
-  std::string_view description() const override {
-    return "GPU-to-GPU copies of every selected GPU pair: cudaMemcpyPeerAsync with peer access "
-           "(NVLink or PCIe P2P) and without it (the driver stages through the host), an explicit "
-           "two-hop copy through pinned host memory, and a kernel reading the peer's memory; one "
-           "direction or both at once; bandwidth and small-copy latency";
-  }
+  PeerFamily()
+      : DeclaredFamily({"peer",
+                        "GPU-to-GPU copies of every selected GPU pair: cudaMemcpyPeerAsync with "
+                        "peer access (NVLink or PCIe P2P) and without it (the driver stages "
+                        "through the host), an explicit two-hop copy through pinned host memory, "
+                        "and a kernel reading the peer's memory; one direction or both at once; "
+                        "bandwidth and small-copy latency",
+                        axis_schemas(kPair, kMethod, kDirection, kMeasure, kBytes),
+                        {"pair", "method", "bytes"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
     if (auto why = kPair.invalid(spec)) return why;

@@ -35,8 +35,6 @@ constexpr unsigned kSync = cudaEventDisableTiming;  // events that only order st
 
 using Method = PeerRequest::Method;
 
-void set_device(int device) { PB_CUDA(cudaSetDevice(device)); }
-
 // two_hop's ring of pinned staging slots for one direction, near the source GPU when its NUMA
 // node is known and usable: each chunk goes D2H on the source's stream into the next slot, then
 // H2D on the destination's; `full` orders a slot's D2H before its H2D and `free` the H2D before
@@ -162,24 +160,24 @@ class PeerBench final : public BlockBench {
   // Each source holds its lane's pattern, each destination zeros.
   void prepare_buffers() {
     for (auto& l : lanes_) {
-      set_device(l->src.device);
+      make_current(l->src.device);
       fill_pattern_on_device(l->src.memory.get(), r_.bytes, l->seed, l->src.stream.get());
       l->src.stream.synchronize();
-      set_device(l->dst.device);
+      make_current(l->dst.device);
       PB_CUDA(cudaMemsetAsync(l->dst.memory.get(), 0, r_.bytes, l->dst.stream.get()));
       l->dst.stream.synchronize();
     }
-    set_device(control_.device);
+    make_current(control_.device);
   }
 
   void enqueue_copy(Lane& l) {
     if (l.staging) {
       for (std::uint64_t off = 0; off < r_.bytes; off += l.staging->chunk) stage_chunk(l, off);
     } else if (l.reader) {
-      set_device(l.dst.device);
+      make_current(l.dst.device);
       l.reader->launch(l.dst.memory.get(), l.src.memory.get(), l.home.stream);
     } else {
-      set_device(l.src.device);
+      make_current(l.src.device);
       PB_CUDA(cudaMemcpyPeerAsync(l.dst.memory.get(), l.dst.device, l.src.memory.get(),
                                   l.src.device, r_.bytes, l.home.stream));
     }
@@ -219,7 +217,7 @@ class PeerBench final : public BlockBench {
       if (r_.bidirectional) record_event(l->end, l->home);
       if (l->home.stream != control_.stream) hand_off(l->home, l->joined, control_);
     }
-    set_device(control_.device);
+    make_current(control_.device);
   }
 
   void complete() override { PB_CUDA(cudaStreamSynchronize(control_.stream)); }
@@ -239,13 +237,13 @@ class PeerBench final : public BlockBench {
 
   void check_destination() override {
     for (auto& l : lanes_) {
-      set_device(l->dst.device);
+      make_current(l->dst.device);
       l->checker.verify(l->dst.memory.get(), r_.bytes, l->seed, l->dst.stream.get(),
                         "GPU " + std::to_string(l->dst.device) +
                             " destination of the copy from GPU " + std::to_string(l->src.device) +
                             " after the timed block");
     }
-    set_device(control_.device);
+    make_current(control_.device);
   }
 
   std::vector<double> values(const BlockTimes& t) const override {

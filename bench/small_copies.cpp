@@ -33,32 +33,19 @@ const EnumAxis<Direction> kDirection{
     "h2d (default): scattered pinned host pieces to one contiguous device buffer; d2h: the "
     "reverse"};
 
-class SmallCopiesFamily final : public Family {
+class SmallCopiesFamily final : public DeclaredFamily {
  public:
-  explicit SmallCopiesFamily(int cuda_runtime) : cuda_runtime_(cuda_runtime) {}
-
-  std::string_view name() const override { return "small_copies"; }
-  std::string_view description() const override {
-    return "N copies of S bytes from scattered pinned host pieces: N cudaMemcpyAsync vs one copy "
-           "packed on the host vs cudaMemcpyBatchAsync vs a CUDA graph vs a gather kernel over "
-           "mapped memory; time per batch, GB/s, API calls and CPU time spent issuing";
-  }
-  const std::vector<AxisSchema>& axes() const override {
-    static const auto kAxes = axis_schemas(kMethod, kCount, kBytes, kDirection);
-    return kAxes;
-  }
-  std::vector<std::string> required_axes() const override { return {"method", "count", "bytes"}; }
+  explicit SmallCopiesFamily(int cuda_runtime)
+      : DeclaredFamily({"small_copies",
+                        "N copies of S bytes from scattered pinned host pieces: N cudaMemcpyAsync "
+                        "vs one copy packed on the host vs cudaMemcpyBatchAsync vs a CUDA graph "
+                        "vs a gather kernel over mapped memory; time per batch, GB/s, API calls "
+                        "and CPU time spent issuing",
+                        axis_schemas(kMethod, kCount, kBytes, kDirection),
+                        {"method", "count", "bytes"}}),
+        cuda_runtime_(cuda_runtime) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
-    // A caller that skips the scenario parser (tests, tools) still gets the schema's answer.
-    for (const auto& axis : axes()) {
-      if (spec.has(axis.name)) {
-        if (auto why = check_axis_value(axis, spec.params.at(axis.name)))
-          return axis.name + ": " + *why;
-      } else if (axis.name != kDirection.name()) {
-        return "small_copies needs a " + axis.name + " axis";
-      }
-    }
     const SmallCopiesRequest r = decode_small_copies_request(spec);
     if (r.method != Method::kGatherKernel || r.direction == Direction::kH2D) return std::nullopt;
     return "gather_kernel reads mapped host memory into device memory: it has no d2h form (use "

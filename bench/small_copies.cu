@@ -38,10 +38,7 @@ class SmallCopiesBench final : public CaseBench {
  public:
   SmallCopiesBench(const SmallCopiesRequest& r, const Machine& machine, int device)
       : r_(r),
-        device_([device] {
-          PB_CUDA(cudaSetDevice(device));
-          return device;
-        }()),
+        device_(make_current(device)),
         thread_(machine, machine.gpu_local_node(device)),
         device_buffer_(r.batch_bytes()) {
     const unsigned flags = gather() ? cudaHostAllocMapped : cudaHostAllocDefault;

@@ -32,24 +32,18 @@ const IntegerAxis kStride{"stride", std::int64_t{4} << 10, std::int64_t{2} << 20
 const IntegerAxis kBytes{"bytes", std::int64_t{1} << 20, std::int64_t{4} << 30,
                          "size of the managed buffer (1 MiB .. 4 GiB)"};
 
-class UnifiedMemoryFamily final : public Family {
+class UnifiedMemoryFamily final : public DeclaredFamily {
  public:
-  std::string_view name() const override { return "unified_memory"; }
-  std::string_view description() const override {
-    return "Unified Memory: fault-driven migration of host-initialised managed buffers over "
-           "strides vs cudaMemPrefetchAsync vs cudaMemAdvise, and GPU-to-CPU faults back; fault "
-           "groups and migrated bytes from CUPTI unified-memory counters";
-  }
-  const std::vector<AxisSchema>& axes() const override {
-    static const auto kAxes = axis_schemas(kMethod, kStride, kBytes);
-    return kAxes;
-  }
-  std::vector<std::string> required_axes() const override { return {"method", "stride", "bytes"}; }
+  UnifiedMemoryFamily()
+      : DeclaredFamily({"unified_memory",
+                        "Unified Memory: fault-driven migration of host-initialised managed "
+                        "buffers over strides vs cudaMemPrefetchAsync vs cudaMemAdvise, and "
+                        "GPU-to-CPU faults back; fault groups and migrated bytes from CUPTI "
+                        "unified-memory counters",
+                        axis_schemas(kMethod, kStride, kBytes),
+                        {"method", "stride", "bytes"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
-    for (const auto& axis : required_axes()) {
-      if (!spec.has(axis)) return "the " + axis + " axis is required";
-    }
     const UnifiedMemoryRequest r = decode_unified_memory_request(spec);
     if (r.stride == 0 || (r.stride & (r.stride - 1)) != 0) {
       return "stride " + std::to_string(r.stride) +

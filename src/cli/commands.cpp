@@ -1,5 +1,5 @@
-#include "bench/families.hpp"
 #include "cli/commands.hpp"
+#include "bench/families.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -27,58 +27,21 @@
 #include "measure/nvtx.hpp"
 #include "result/result.hpp"
 #include "result/run_record.hpp"
-#include "scenario/case_filter.hpp"
-#include "scenario/duplicate_cases.hpp"
-#include "scenario/expansion.hpp"
-#include "scenario/scenario_file.hpp"
+#include "scenario/run_plan.hpp"
 #include "timeline/cupti_library.hpp"
 
 namespace pathbench::cli {
 
 namespace {
 
-struct Plan {
-  std::vector<ScenarioFile> files;
-  // Cases in file and scenario order, with the scenario each came from.
-  std::vector<std::pair<const Scenario*, CaseSpec>> cases;
-};
-
-// Loads, expands and validates everything before any buffer is allocated.
-Plan make_plan(const std::vector<std::string>& inputs, const std::string& filter,
-               const FamilyRegistry& families, const Machine& machine, int device) {
-  const CaseFilter re(filter);  // RE2, linear time; a bad pattern is bad input (exit 3)
-  Plan plan;
-  for (const auto& path : collect_scenario_paths(inputs)) {
-    plan.files.push_back(
-        load_scenario_file(path, families, machine.numa_nodes, machine.selected_gpus));
+// The plan, its warnings and notes printed (before the inventory's).
+RunPlan make_plan(const std::vector<std::string>& inputs, const std::string& filter,
+                  const FamilyRegistry& families, const Machine& machine, int device) {
+  RunPlan plan = make_run_plan(inputs, filter, families, machine, device);
+  for (const auto& warning : plan.warnings) {
+    std::fprintf(stderr, "pathbench: warning: %s\n", warning.c_str());
   }
-  // A case of a later file that an earlier file already produced runs once, as defined first
-  // (the shipped folder overlaps on purpose); within one file a repeated id is an error.
-  DuplicateCases duplicates;
-  for (std::size_t file_index = 0; file_index < plan.files.size(); ++file_index) {
-    for (const auto& scenario : plan.files[file_index].scenarios) {
-      const Family& family = *families.find(scenario.family);
-      auto cases = expand(scenario);
-      derive_case_params(cases, family, machine);  // e.g. peer's link=nvlink18, part of the id
-      validate_cases(scenario, cases, family, machine, device);
-      for (auto& c : cases) {
-        if (!re.matches(c.id)) continue;
-        if (duplicates.admit(file_index, c)) plan.cases.emplace_back(&scenario, std::move(c));
-      }
-    }
-  }
-  for (const auto& file : plan.files) {
-    for (const auto& warning : file.warnings) {
-      std::fprintf(stderr, "pathbench: warning: %s\n", warning.c_str());
-    }
-  }
-  for (const auto& note : duplicates.notes()) {
-    std::fprintf(stderr, "pathbench: note: %s\n", note.c_str());
-  }
-  if (plan.cases.empty()) {
-    throw InputError(re ? "--filter" : inputs.front(), "",
-                     re ? "no case matches \"" + filter + "\"" : "no cases");
-  }
+  for (const auto& note : plan.notes) std::fprintf(stderr, "pathbench: note: %s\n", note.c_str());
   return plan;
 }
 
@@ -135,7 +98,7 @@ namespace {
 
 // The incomplete result at `out`, checked to be this run's to continue: same node, same scenario
 // files, same GPUs. Cases a stop signal interrupted run again; every other finished case stays.
-Result resumable_result(const std::filesystem::path& out, const Plan& plan,
+Result resumable_result(const std::filesystem::path& out, const RunPlan& plan,
                         const Inventory& inventory, const RunOptions& options,
                         const Machine& machine) {
   Result r = load_result(out);  // with the cases a killed run left in its journal
@@ -211,13 +174,12 @@ int run_command(const RunOptions& options) {
   Inventory inventory = collect_inventory(InventoryOptions{options.node_type});
   const Machine machine = machine_for(inventory, options.devices);
   check_device_option(machine, options.device, options.device_given);
-  Plan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
+  RunPlan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
   print_warnings(inventory);
   const bool timelines = !options.timeline_dir.empty() ||
-                         std::any_of(plan.cases.begin(), plan.cases.end(),
-                                     [&](const auto& c) {
-                                       return families.find(c.second.family)->measures_on_timeline();
-                                     });
+                         std::any_of(plan.cases.begin(), plan.cases.end(), [&](const auto& c) {
+                           return families.find(c.second.family)->measures_on_timeline();
+                         });
   if (timelines && std::getenv(kNvtxInjectionVariable) == nullptr) {
     // NVTX ranges reach CUPTI (and so the timeline) only through its injection hook, read once
     // at the first NVTX call; a profiler that set its own (nsys) is left alone.
@@ -341,7 +303,8 @@ int list_command(const ListOptions& options) {
   const Inventory inventory = collect_inventory(InventoryOptions{});
   const Machine machine = machine_for(inventory, options.devices);
   check_device_option(machine, options.device, options.device_given);
-  const Plan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
+  const RunPlan plan =
+      make_plan(options.scenarios, options.filter, families, machine, options.device);
   const Scenario* current = nullptr;
   std::size_t skipped = 0;
   for (const auto& [scenario, spec] : plan.cases) {

@@ -120,13 +120,22 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// The calling thread's current device.
+inline int current_device() {
+  int device = 0;
+  PB_CUDA(cudaGetDevice(&device));
+  return device;
+}
+// Makes `device` current and returns it (for a member initialised before the rest of a case).
+inline int make_current(int device) {
+  PB_CUDA(cudaSetDevice(device));
+  return device;
+}
+
 // Makes `device` current for the scope and restores the previous one.
 class DeviceScope {
  public:
-  explicit DeviceScope(int device) {
-    PB_CUDA(cudaGetDevice(&previous_));
-    PB_CUDA(cudaSetDevice(device));
-  }
+  explicit DeviceScope(int device) : previous_(current_device()) { make_current(device); }
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
   ~DeviceScope() { cudaSetDevice(previous_); }

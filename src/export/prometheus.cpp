@@ -107,43 +107,26 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
-std::string escape_label_value(std::string_view raw) {
+// Backslash and newline escaped, and the double quote where `quote` (label values; HELP text
+// keeps it, format 0.0.4).
+std::string escape_text(std::string_view raw, bool quote) {
   std::string out;
   for (const char c : valid_utf8(raw)) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' && quote) {
+      out += "\\\"";
+    } else {
+      out += c;
     }
   }
   return out;
 }
 
-// HELP text escapes only backslash and newline (format 0.0.4).
-std::string escape_help(std::string_view raw) {
-  std::string out;
-  for (const char c : valid_utf8(raw)) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string escape_label_value(std::string_view raw) { return escape_text(raw, true); }
+std::string escape_help(std::string_view raw) { return escape_text(raw, false); }
 
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';

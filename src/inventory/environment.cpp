@@ -14,9 +14,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/subprocess.hpp"
 #include "core/units.hpp"
 #include "inventory/gpu_environment_smi.hpp"
+#include "inventory/nvidia_smi_run.hpp"
 #include "inventory/nvml_library.hpp"
 #include "inventory/sysfs.hpp"
 
@@ -90,37 +90,6 @@ std::optional<std::uint64_t> read_aer_total(const std::filesystem::path& root,
 
 // ---- GPUs through nvidia-smi
 // ---------------------------------------------------------------------
-
-struct SmiRun {
-  std::optional<std::string> text;
-  std::string error;  // why there is no text
-  bool ran = false;   // the program started and exited (so a retry with other fields may work)
-};
-
-SmiRun run_nvidia_smi(const std::vector<std::string>& argv) {
-  SmiRun out;
-  SubprocessOptions options;
-  options.timeout = std::chrono::seconds(10);
-  SubprocessResult run;
-  try {
-    run = run_subprocess(argv, options);
-  } catch (const std::exception& e) {
-    out.error = std::string("could not run nvidia-smi: ") + e.what();
-    return out;
-  }
-  out.ran = run.outcome == SubprocessOutcome::kExited;
-  if (!run.ok()) {
-    out.error = run.error;
-    // nvidia-smi explains itself on stdout ("Field ... is not a valid field to query.").
-    std::string_view detail = trim(run.stdout_text);
-    if (detail.empty()) detail = trim(run.stderr_text);
-    detail = detail.substr(0, detail.find_first_of("\r\n"));
-    if (!detail.empty() && out.ran) out.error += ": " + std::string(detail);
-    return out;
-  }
-  out.text = std::move(run.stdout_text);
-  return out;
-}
 
 void sample_gpus_with_nvidia_smi(std::vector<GpuEnvironment>& gpus, const std::string& nvml_why) {
   SmiRun state = run_nvidia_smi(nvidia_smi_state_argv());

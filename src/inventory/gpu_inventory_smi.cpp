@@ -9,42 +9,22 @@
 #include <utility>
 #include <vector>
 
-#include "core/subprocess.hpp"
 #include "inventory/gpu_inventory.hpp"
+#include "inventory/nvidia_smi_run.hpp"
 #include "inventory/nvlink.hpp"
 
 namespace pathbench {
 namespace {
 
-std::string first_line(std::string_view text) {
-  auto start = text.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos) return {};
-  text = text.substr(start);
-  auto end = text.find_first_of("\r\n");
-  return std::string(text.substr(0, end));
-}
-
 // Runs the nvidia-smi query; returns its rows and sets `status` to "ok" or the reason it has none.
 std::vector<NvidiaSmiGpu> query_nvidia_smi(std::string& status) {
-  SubprocessOptions options;
-  options.timeout = std::chrono::seconds(10);
-  SubprocessResult run;
-  try {
-    run = run_subprocess(nvidia_smi_query_argv(), options);
-  } catch (const std::exception& e) {
-    status = std::string("could not run nvidia-smi: ") + e.what();
-    return {};
-  }
-  if (!run.ok()) {
+  SmiRun run = run_nvidia_smi(nvidia_smi_query_argv());
+  if (!run.text) {
     status = run.error;
-    // nvidia-smi explains itself on stdout ("NVIDIA-SMI has failed because ...").
-    std::string detail = first_line(run.stdout_text);
-    if (detail.empty()) detail = first_line(run.stderr_text);
-    if (!detail.empty() && run.outcome == SubprocessOutcome::kExited) status += ": " + detail;
     return {};
   }
   try {
-    auto rows = parse_nvidia_smi_query(run.stdout_text);
+    auto rows = parse_nvidia_smi_query(*run.text);
     status = rows.empty() ? "nvidia-smi listed no GPUs" : "ok";
     return rows;
   } catch (const std::invalid_argument& e) {
@@ -57,23 +37,9 @@ std::vector<NvidiaSmiGpu> query_nvidia_smi(std::string& status) {
 // standard output, or sets `status` to why there is none.
 std::optional<std::string> run_nvidia_smi_subcommand(const std::vector<std::string>& argv,
                                                      const std::string& what, std::string& status) {
-  SubprocessOptions options;
-  options.timeout = std::chrono::seconds(10);
-  SubprocessResult run;
-  try {
-    run = run_subprocess(argv, options);
-  } catch (const std::exception& e) {
-    status = "could not run nvidia-smi " + what + ": " + e.what();
-    return std::nullopt;
-  }
-  if (!run.ok()) {
-    status = "nvidia-smi " + what + ": " + run.error;
-    std::string detail = first_line(run.stdout_text);
-    if (detail.empty()) detail = first_line(run.stderr_text);
-    if (!detail.empty() && run.outcome == SubprocessOutcome::kExited) status += ": " + detail;
-    return std::nullopt;
-  }
-  return std::move(run.stdout_text);
+  SmiRun run = run_nvidia_smi(argv, what);
+  if (!run.text) status = run.error;
+  return std::move(run.text);
 }
 
 // Runs `nvidia-smi topo -m` and the link map; sets topo_status to "ok" or why there are no links.

@@ -4,16 +4,11 @@
 #include <cctype>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace pathbench {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // A CUDA index: decimal digits only, at most 4 of them.
 std::optional<int> parse_index(std::string_view s) {

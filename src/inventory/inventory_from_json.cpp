@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "inventory/inventory.hpp"
+#include "inventory/inventory_fields.hpp"
 
 namespace pathbench {
 namespace {
@@ -65,6 +66,24 @@ class JsonReader {
 
   std::string where() const { return pointer_.empty() ? "/" : pointer_; }
 
+  // get() of every field of a part's table.
+  auto reader() const {
+    return [this](const char* key, auto& field) { get(key, field); };
+  }
+
+  // The array under `key` (absent, or null where `null_allowed`: none), each element read by
+  // `read(element, pointer)`.
+  template <typename Read>
+  void each(const char* key, Read&& read, bool null_allowed = false) const {
+    const auto* array = child(key);
+    if (array == nullptr || (null_allowed && array->is_null())) return;
+    const std::string at = pointer_ + "/" + key;
+    if (!array->is_array()) {
+      throw std::invalid_argument("inventory JSON " + at + ": expected an array");
+    }
+    for (std::size_t i = 0; i < array->size(); ++i) read((*array)[i], at + "/" + std::to_string(i));
+  }
+
  private:
   static std::invalid_argument type_error(const std::string& field, const char* expected,
                                           const nlohmann::json& value) {
@@ -98,27 +117,43 @@ class JsonReader {
 GpuNvlink nvlink_from_json(const nlohmann::json& json, const std::string& pointer) {
   JsonReader n(json, pointer);
   GpuNvlink value;
-  n.get("active_links", value.active_links);
-  n.get("link_gb_per_s", value.link_gb_per_s);
-  n.get("version", value.version);
+  inventory_fields::nvlink(value, n.reader());
   // data_gb_per_s_per_link and raw_gbps_per_direction are derived: recomputed when written.
-  if (const auto* links = n.child("links"); links != nullptr && !links->is_null()) {
-    if (!links->is_array()) {
-      throw std::invalid_argument("inventory JSON " + pointer + "/links: expected an array");
+  n.each(
+      "links",
+      [&](const nlohmann::json& element, const std::string& at) {
+        NvlinkLinkState link;
+        inventory_fields::nvlink_link(link, JsonReader(element, at).reader());
+        value.links.push_back(std::move(link));
+      },
+      /*null_allowed=*/true);
+  return value;
+}
+
+GpuLink link_from_json(const nlohmann::json& json, const std::string& pointer) {
+  JsonReader l(json, pointer);
+  GpuLink link;
+  inventory_fields::link(link, l.reader());
+  std::string type = link_type_name(LinkType::kUnknown);
+  l.get("type", type);
+  const auto parsed = link_type_from_name(type);
+  if (!parsed) {
+    throw std::invalid_argument("inventory JSON " + pointer + "/type: unknown link type \"" + type +
+                                "\"");
+  }
+  link.type = *parsed;
+  if (const auto* p2p = l.child("p2p_status"); p2p != nullptr && !p2p->is_null()) {
+    if (!p2p->is_object()) {
+      throw std::invalid_argument("inventory JSON " + pointer + "/p2p_status: expected an object");
     }
-    for (std::size_t i = 0; i < links->size(); ++i) {
-      JsonReader l((*links)[i], pointer + "/links/" + std::to_string(i));
-      NvlinkLinkState link;
-      l.get("link", link.link);
-      l.get("active", link.active);
-      l.get("version", link.version);
-      l.get("gb_per_s", link.gb_per_s);
-      l.get("remote_pci_bus_id", link.remote_pci_bus_id);
-      l.get("remote_type", link.remote_type);
-      value.links.push_back(std::move(link));
+    JsonReader statuses(*p2p, pointer + "/p2p_status");
+    for (const auto& [capability, status] : p2p->items()) {
+      std::string value;
+      statuses.get(capability.c_str(), value);
+      link.p2p_status.emplace_back(capability, std::move(value));
     }
   }
-  return value;
+  return link;
 }
 
 }  // namespace
@@ -126,129 +161,27 @@ GpuNvlink nvlink_from_json(const nlohmann::json& json, const std::string& pointe
 Inventory inventory_from_json(const nlohmann::json& json) {
   Inventory inventory;
   JsonReader r(json, "");
-  r.get("tool_version", inventory.tool_version);
-  r.get("git_sha", inventory.git_sha);
-  r.get("hostname", inventory.hostname);
-  r.get("node_type", inventory.node_type);
-  r.get("node_type_derived", inventory.node_type_derived);
-  r.get("topology_fingerprint", inventory.topology_fingerprint);
-  r.get("cpu_model", inventory.cpu_model);
-  r.get("logical_cpus", inventory.logical_cpus);
-  if (const auto* nodes = r.child("numa_nodes")) {
-    if (!nodes->is_array())
-      throw std::invalid_argument("inventory JSON /numa_nodes: expected an array");
-    for (std::size_t i = 0; i < nodes->size(); ++i) {
-      JsonReader n((*nodes)[i], "/numa_nodes/" + std::to_string(i));
-      NumaNodeInventory node;
-      n.get("id", node.id);
-      n.get("cpus", node.cpus);
-      n.get("memory_bytes", node.memory_bytes);
-      inventory.numa_nodes.push_back(std::move(node));
-    }
-  }
-  r.get("cpuset", inventory.cpuset);
-  r.get("mems_allowed", inventory.mems_allowed);
-  r.get("cpuset_aligned_with_gpu", inventory.cpuset_aligned_with_gpu);
-  r.get("thp_enabled", inventory.thp_enabled);
-  r.get("thp_defrag", inventory.thp_defrag);
-  r.get("numa_balancing", inventory.numa_balancing);
-  r.get("hugepages_total", inventory.hugepages_total);
-  r.get("hugepages_free", inventory.hugepages_free);
-  r.get("hugepage_bytes", inventory.hugepage_bytes);
-  r.get("mem_total_bytes", inventory.mem_total_bytes);
-  r.get("mem_available_bytes", inventory.mem_available_bytes);
-  r.get("memlock_limit_bytes", inventory.memlock_limit_bytes);
-  r.get("kernel", inventory.kernel);
-  r.get("bios_vendor", inventory.bios_vendor);
-  r.get("bios_version", inventory.bios_version);
-  r.get("bios_date", inventory.bios_date);
+  inventory_fields::inventory(inventory, r.reader());
+  r.each("numa_nodes", [&](const nlohmann::json& element, const std::string& at) {
+    NumaNodeInventory node;
+    inventory_fields::numa_node(node, JsonReader(element, at).reader());
+    inventory.numa_nodes.push_back(std::move(node));
+  });
   if (const auto* iommu = r.child("iommu"); iommu != nullptr && !iommu->is_null()) {
-    JsonReader i(*iommu, "/iommu");
-    i.get("mode", inventory.iommu.mode);
-    i.get("groups", inventory.iommu.groups);
-    i.get("cmdline", inventory.iommu.cmdline);
+    inventory_fields::iommu(inventory.iommu, JsonReader(*iommu, "/iommu").reader());
   }
-  r.get("cuda_runtime_version", inventory.cuda_runtime_version);
-  r.get("cuda_driver_version", inventory.cuda_driver_version);
-  r.get("driver_version", inventory.driver_version);
-  r.get("cuda_unavailable_reason", inventory.cuda_unavailable_reason);
-  r.get("nvidia_smi_status", inventory.nvidia_smi_status);
-  r.get("nvml_status", inventory.nvml_status);
-  r.get("inventory_source", inventory.inventory_source);
-  if (const auto* gpus = r.child("gpus")) {
-    if (!gpus->is_array()) throw std::invalid_argument("inventory JSON /gpus: expected an array");
-    for (std::size_t i = 0; i < gpus->size(); ++i) {
-      JsonReader g((*gpus)[i], "/gpus/" + std::to_string(i));
-      GpuInventory gpu;
-      g.get("index", gpu.index);
-      g.get("name", gpu.name);
-      g.get("uuid", gpu.uuid);
-      g.get("pci_bus_id", gpu.pci_bus_id);
-      g.get("pcie_gen_current", gpu.pcie_gen_current);
-      g.get("pcie_gen_max", gpu.pcie_gen_max);
-      g.get("pcie_width_current", gpu.pcie_width_current);
-      g.get("pcie_width_max", gpu.pcie_width_max);
-      g.get("numa_node", gpu.numa_node);
-      g.get("local_cpus", gpu.local_cpus);
-      g.get("clock_sm_mhz", gpu.clock_sm_mhz);
-      g.get("clock_mem_mhz", gpu.clock_mem_mhz);
-      g.get("clock_sm_max_mhz", gpu.clock_sm_max_mhz);
-      g.get("clock_mem_max_mhz", gpu.clock_mem_max_mhz);
-      g.get("memory_bytes", gpu.memory_bytes);
-      g.get("vbios", gpu.vbios);
-      g.get("compute_capability", gpu.compute_capability);
-      g.get("ecc_mode", gpu.ecc_mode);
-      g.get("persistence_mode", gpu.persistence_mode);
-      g.get("mig_mode", gpu.mig_mode);
-      g.get("clock_event_reasons_mask", gpu.clock_event_reasons_mask);
-      g.get("inventory_source", gpu.inventory_source);
-      if (const auto* nvlink = g.child("nvlink"); nvlink != nullptr && !nvlink->is_null()) {
-        gpu.nvlink = nvlink_from_json(*nvlink, "/gpus/" + std::to_string(i) + "/nvlink");
-      }
-      inventory.gpus.push_back(std::move(gpu));
+  r.each("gpus", [&](const nlohmann::json& element, const std::string& at) {
+    JsonReader g(element, at);
+    GpuInventory gpu;
+    inventory_fields::gpu(gpu, g.reader());
+    if (const auto* nvlink = g.child("nvlink"); nvlink != nullptr && !nvlink->is_null()) {
+      gpu.nvlink = nvlink_from_json(*nvlink, at + "/nvlink");
     }
-  }
-  r.get("topo_status", inventory.topo_status);
-  if (const auto* links = r.child("links")) {
-    if (!links->is_array()) throw std::invalid_argument("inventory JSON /links: expected an array");
-    for (std::size_t i = 0; i < links->size(); ++i) {
-      const std::string pointer = "/links/" + std::to_string(i);
-      JsonReader l((*links)[i], pointer);
-      GpuLink link;
-      l.get("from", link.from);
-      l.get("to", link.to);
-      std::string type = link_type_name(LinkType::kUnknown);
-      l.get("type", type);
-      auto parsed = link_type_from_name(type);
-      if (!parsed) {
-        throw std::invalid_argument("inventory JSON " + pointer + "/type: unknown link type \"" +
-                                    type + "\"");
-      }
-      link.type = *parsed;
-      l.get("nvlinks", link.nvlinks);
-      l.get("peer_access", link.peer_access);
-      l.get("performance_rank", link.performance_rank);
-      l.get("native_atomics", link.native_atomics);
-      l.get("param", link.param);
-      l.get("topology_source", link.topology_source);
-      l.get("common_ancestor", link.common_ancestor);
-      if (const auto* p2p = l.child("p2p_status"); p2p != nullptr && !p2p->is_null()) {
-        if (!p2p->is_object()) {
-          throw std::invalid_argument("inventory JSON " + pointer +
-                                      "/p2p_status: expected an object");
-        }
-        JsonReader statuses(*p2p, pointer + "/p2p_status");
-        for (const auto& [capability, status] : p2p->items()) {
-          std::string value;
-          statuses.get(capability.c_str(), value);
-          link.p2p_status.emplace_back(capability, std::move(value));
-        }
-      }
-      inventory.links.push_back(std::move(link));
-    }
-  }
-  r.get("nvlink_status", inventory.nvlink_status);
-  r.get("warnings", inventory.warnings);
+    inventory.gpus.push_back(std::move(gpu));
+  });
+  r.each("links", [&](const nlohmann::json& element, const std::string& at) {
+    inventory.links.push_back(link_from_json(element, at));
+  });
   return inventory;
 }
 

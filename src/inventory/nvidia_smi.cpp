@@ -1,4 +1,5 @@
 #include "inventory/nvidia_smi.hpp"
+#include "core/text.hpp"
 
 #include <array>
 #include <charconv>
@@ -36,15 +37,6 @@ std::string query_fields() {
     joined += field;
   }
   return joined;
-}
-
-constexpr std::string_view kSpace = " \t\r\n";
-
-std::string_view trim(std::string_view text) {
-  auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  auto last = text.find_last_not_of(kSpace);
-  return text.substr(first, last - first + 1);
 }
 
 bool not_available(std::string_view field) { return nvidia_smi_value_missing(field); }

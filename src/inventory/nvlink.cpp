@@ -1,4 +1,5 @@
 #include "inventory/nvlink.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,15 +10,6 @@
 
 namespace pathbench {
 namespace {
-
-constexpr std::string_view kSpace = " \t\r\n";
-
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(kSpace);
-  return text.substr(first, last - first + 1);
-}
 
 [[noreturn]] void reject_line(std::size_t line_number, std::string_view line,
                               const std::string& why) {

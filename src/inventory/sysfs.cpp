@@ -13,20 +13,12 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "core/text.hpp"
 #include "inventory/cpulist.hpp"
 #include "inventory/nvidia_smi.hpp"
 
 namespace pathbench {
 namespace {
-
-constexpr std::string_view kSpace = " \t\r\n\v\f";
-
-std::string_view trim(std::string_view text) {
-  auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  auto last = text.find_last_not_of(kSpace);
-  return text.substr(first, last - first + 1);
-}
 
 // Calls fn(key, value) for every "key: value" line (also "key\t: value" as in /proc/cpuinfo).
 template <typename Fn>

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,27 @@ class Family : public FamilySchema {
   // Allocates and places everything the case needs. May throw SkipCase or CaseFailure.
   virtual std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
                                              int device) const = 0;
+};
+
+// What a family states once and never computes: its name, what it measures, its axes and the
+// ones a scenario must give.
+struct FamilyDeclaration {
+  std::string_view name, description;
+  std::vector<AxisSchema> axes;
+  std::vector<std::string> required_axes;
+};
+
+// A family whose fixed facts are its declaration; it supplies the rules and the bench.
+class DeclaredFamily : public Family {
+ public:
+  explicit DeclaredFamily(FamilyDeclaration d) : d_(std::move(d)) {}
+  std::string_view name() const final { return d_.name; }
+  std::string_view description() const final { return d_.description; }
+  const std::vector<AxisSchema>& axes() const final { return d_.axes; }
+  std::vector<std::string> required_axes() const final { return d_.required_axes; }
+
+ private:
+  FamilyDeclaration d_;
 };
 
 class FamilyRegistry final : public FamilyCatalog {

@@ -1,18 +1,8 @@
 #include "measure/latched_clock.hpp"
 
-#include "cuda/cuda_check.hpp"
+#include "cuda/cuda_resources.hpp"
 
 namespace pathbench {
-
-namespace {
-
-int current_device() {
-  int device = 0;
-  PB_CUDA(cudaGetDevice(&device));
-  return device;
-}
-
-}  // namespace
 
 LatchedClock::LatchedClock(cudaStream_t stream)
     : streams_{DeviceStream{current_device(), stream}} {}

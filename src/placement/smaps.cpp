@@ -8,17 +8,11 @@
 #include <stdexcept>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace pathbench {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
 
 bool parse_hex(std::string_view s, std::uintptr_t& out) {
   if (s.empty()) return false;
@@ -167,8 +161,8 @@ std::optional<HugeBacking> query_huge_backing(const void* addr, std::uint64_t by
 
 std::string LockState::describe() const {
   return std::to_string(flagged) + " of " + std::to_string(entries) +
-         " smaps entries of the buffer have VM_LOCKED ('lo'); Locked " +
-         std::to_string(locked_kb) + " kB";
+         " smaps entries of the buffer have VM_LOCKED ('lo'); Locked " + std::to_string(locked_kb) +
+         " kB";
 }
 
 LockState lock_state_in(const std::vector<SmapsEntry>& entries, std::uintptr_t addr,

@@ -4,6 +4,7 @@
 
 #include "core/errors.hpp"
 #include "result/run_context.hpp"
+#include "result/run_context_fields.hpp"
 
 // RunContext::from_json: reading a context and checking each field it models.
 
@@ -12,9 +13,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-// Whether a field may be null. The inventory writes null for what it could not read (a PCIe link
-// without nvidia-smi, a numa_balancing a container hides); a name or a count is never unknown.
-enum class Null { kAllowed, kRefused };
+using context_fields::Null;
 
 std::string describe_type(const ojson& v) {
   if (v.is_number_integer()) return "integer";
@@ -66,6 +65,13 @@ class ContextReader {
       return;
     }
     out.value = convert<T>(*it, where, null);
+  }
+
+  // read() of every field of a part's table, from `obj` at `at`.
+  auto reader(const ojson& obj, std::string at) const {
+    return [this, &obj, at = std::move(at)](const char* key, auto& field, Null null) {
+      read(obj, at, key, field, null);
+    };
   }
 
  private:
@@ -136,35 +142,10 @@ class ContextReader {
 GpuContext gpu_from_json(const ContextReader& r, const ojson& v, const std::string& at) {
   GpuContext g;
   g.raw = r.object(v, at);
-  r.read(v, at, "index", g.index);
-  for (auto [key, field] : {std::pair{"name", &g.name},
-                            {"uuid", &g.uuid},
-                            {"pci_bus_id", &g.pci_bus_id},
-                            {"vbios", &g.vbios},
-                            {"compute_capability", &g.compute_capability}}) {
-    r.read(v, at, key, *field);
-  }
-  for (auto [key, field] : {std::pair{"pcie_gen_current", &g.pcie_gen_current},
-                            {"pcie_gen_max", &g.pcie_gen_max},
-                            {"pcie_width_current", &g.pcie_width_current},
-                            {"pcie_width_max", &g.pcie_width_max},
-                            {"numa_node", &g.numa_node},
-                            {"clock_sm_mhz", &g.clock_sm_mhz},
-                            {"clock_mem_mhz", &g.clock_mem_mhz},
-                            {"clock_sm_max_mhz", &g.clock_sm_max_mhz},
-                            {"clock_mem_max_mhz", &g.clock_mem_max_mhz}}) {
-    r.read(v, at, key, *field, Null::kAllowed);
-  }
-  r.read(v, at, "memory_bytes", g.memory_bytes);
-  for (auto [key, field] : {std::pair{"ecc_mode", &g.ecc_mode},
-                            {"persistence_mode", &g.persistence_mode},
-                            {"mig_mode", &g.mig_mode}}) {
-    r.read(v, at, key, *field, Null::kAllowed);
-  }
+  context_fields::gpu(g, r.reader(v, at));
   if (const ojson* n = r.optional_object(v, at, "nvlink")) {
     GpuNvlinkContext nvlink;
-    r.read(*n, at + "/nvlink", "active_links", nvlink.active_links);
-    r.read(*n, at + "/nvlink", "link_gb_per_s", nvlink.link_gb_per_s, Null::kAllowed);
+    context_fields::nvlink(nvlink, r.reader(*n, at + "/nvlink"));
     g.nvlink = nvlink;
   }
   return g;
@@ -173,11 +154,7 @@ GpuContext gpu_from_json(const ContextReader& r, const ojson& v, const std::stri
 LinkContext link_from_json(const ContextReader& r, const ojson& v, const std::string& at) {
   LinkContext l;
   l.raw = r.object(v, at);
-  r.read(v, at, "from", l.from);
-  r.read(v, at, "to", l.to);
-  r.read(v, at, "nvlinks", l.nvlinks);
-  r.read(v, at, "type", l.type);
-  r.read(v, at, "param", l.param);
+  context_fields::link(l, r.reader(v, at));
   return l;
 }
 
@@ -189,39 +166,11 @@ RunContext RunContext::from_json(const ojson& j, const std::string& file,
   const std::string& at = pointer;
   RunContext c;
   c.raw = r.object(j, at);
-  for (auto [key, field] : {std::pair{"tool_version", &c.tool_version},
-                            {"git_sha", &c.git_sha},
-                            {"hostname", &c.hostname},
-                            {"node_type", &c.node_type},
-                            {"topology_fingerprint", &c.topology_fingerprint},
-                            {"cpu_model", &c.cpu_model},
-                            {"driver_version", &c.driver_version},
-                            {"kernel", &c.kernel},
-                            {"bios_vendor", &c.bios_vendor},
-                            {"bios_version", &c.bios_version},
-                            {"bios_date", &c.bios_date},
-                            {"thp_enabled", &c.thp_enabled},
-                            {"thp_defrag", &c.thp_defrag}}) {
-    r.read(j, at, key, *field);
-  }
-  r.read(j, at, "node_type_derived", c.node_type_derived);
-  r.read(j, at, "cuda_runtime_version", c.cuda_runtime_version, Null::kAllowed);
-  r.read(j, at, "cuda_driver_version", c.cuda_driver_version, Null::kAllowed);
-  r.read(j, at, "numa_balancing", c.numa_balancing, Null::kAllowed);
-  for (auto [key, field] : {std::pair{"hugepages_total", &c.hugepages_total},
-                            {"hugepages_free", &c.hugepages_free},
-                            {"hugepage_bytes", &c.hugepage_bytes},
-                            {"memlock_limit_bytes", &c.memlock_limit_bytes}}) {
-    r.read(j, at, key, *field);
-  }
-  r.read(j, at, "cpuset", c.cpuset);
-  r.read(j, at, "mems_allowed", c.mems_allowed);
-  r.read(j, at, "cpuset_aligned_with_gpu", c.cpuset_aligned_with_gpu, Null::kAllowed);
+  context_fields::head(c, r.reader(j, at));
   if (const ojson* iommu = r.optional_object(j, at, "iommu")) {
     IommuContext i;
     i.raw = *iommu;
-    r.read(*iommu, at + "/iommu", "mode", i.mode);
-    r.read(*iommu, at + "/iommu", "cmdline", i.cmdline);
+    context_fields::iommu(i, r.reader(*iommu, at + "/iommu"));
     c.iommu = std::move(i);
   }
   if (const ojson* gpus = r.array(j, at, "gpus")) {
@@ -234,8 +183,7 @@ RunContext RunContext::from_json(const ojson& j, const std::string& file,
       c.links.push_back(link_from_json(r, (*links)[i], at + "/links/" + std::to_string(i)));
     }
   }
-  r.read(j, at, "device", c.device);
-  r.read(j, at, "devices", c.devices);
+  context_fields::tail(c, r.reader(j, at));
   if (const auto it = j.find("environment"); it != j.end()) c.environment = *it;
   return c;
 }

@@ -35,6 +35,10 @@ class FamilySchema {
   virtual std::optional<std::string> invalid_combination(const CaseSpec& /*spec*/) const {
     return std::nullopt;
   }
+  // What is wrong with a case built without the scenario parser (tests, tools): a missing
+  // required axis, a value the axis schema refuses, then invalid_combination. Nothing: it is a
+  // case of this family.
+  std::optional<std::string> case_error(const CaseSpec& spec) const;
   virtual MemoryNeeds memory_needs(const CaseSpec& spec) const = 0;
   // What the case needs from the machine (GPUs, NUMA nodes, huge pages, limits). The core judges
   // it before prepare, with one wording for every family.

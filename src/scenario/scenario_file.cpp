@@ -111,8 +111,8 @@ class FileReader {
     // The name is printed on progress lines and in JUnit and text reports, one per line.
     if (std::any_of(s.name.begin(), s.name.end(),
                     [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; })) {
-      fail(ptr + "/name", "contains a control character (a newline or tab, say): " +
-                              json(s.name).dump());
+      fail(ptr + "/name",
+           "contains a control character (a newline or tab, say): " + json(s.name).dump());
     }
     s.description = string_field(j, ptr, "description", false);
     s.family = string_field(j, ptr, "family", true);
@@ -304,7 +304,7 @@ class FileReader {
     // Copies, not a structured binding: items() hands out a temporary proxy whose key would
     // dangle (AddressSanitizer: stack-use-after-scope).
     range.kind = r.begin().key();
-    const json& spec = r.begin().value();
+    const json& spec = r.front();  // the value of that one key
     const std::string& kind = range.kind;
     const std::string p = ptr + "/" + pointer_token(kind);
     range.pointer = p;

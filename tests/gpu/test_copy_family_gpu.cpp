@@ -7,12 +7,12 @@
 #include <thread>
 #include <vector>
 
-#include "bench/families.hpp"
 #include "bench/copy.hpp"
+#include "bench/families.hpp"
 #include "core/errors.hpp"
-#include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"
+#include "runner_case.hpp"
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
@@ -36,11 +36,11 @@ CaseSpec copy_case(nlohmann::ordered_json params) {
   return spec;
 }
 
-// The case runner's sequence. Every case here runs on any GPU machine: a skip fails the test.
+// Through the CLI's case runner. Every case here runs on any GPU machine: a skip fails the test.
 MeasuredCase measure(const CaseSpec& spec, int samples = 3) {
   const FamilyRegistry families = builtin_families();
   MeasuredCase m =
-      run_family_case(*families.find("copy"), spec, machine_from(collect_inventory({})), samples);
+      run_case(*families.find("copy"), spec, machine_from(collect_inventory({})), samples);
   if (!m.skipped.empty()) {
     ADD_FAILURE() << "unexpected skip: " << m.skipped;
     return {};
@@ -60,12 +60,11 @@ TEST(CopyFamilyGpu, PinnedH2DIsLatchedVerifiedAndFast) {
                                     {"host_memory", "pinned"},
                                     {"bytes", 64 << 20}}));
   ASSERT_EQ(m.samples.size(), 3u);
-  EXPECT_EQ(m.method, TimingMethod::kCudaEventsLatched);
+  EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched));
   ASSERT_EQ(m.metrics[0].name, "bandwidth");
   for (const auto& s : m.samples) {
     // Any PCIe Gen3 x16 link or better moves more than 5 GB/s pinned.
-    EXPECT_GT(s.values[0], 5.0);
-    EXPECT_GT(s.seconds, 0.0);
+    EXPECT_GT(s[0], 5.0);
   }
   expect_checks_pass(m);
 }
@@ -76,8 +75,8 @@ TEST(CopyFamilyGpu, PageableD2HIsHostTimedAndVerified) {
                                     {"direction", "d2h"},
                                     {"host_memory", "pageable-4k"},
                                     {"bytes", 16 << 20}}));
-  EXPECT_EQ(m.method, TimingMethod::kHostSteadyClock);
-  for (const auto& s : m.samples) EXPECT_GT(s.values[0], 0.5);
+  EXPECT_EQ(m.method, timing_name(TimingMethod::kHostSteadyClock));
+  for (const auto& s : m.samples) EXPECT_GT(s[0], 0.5);
   expect_checks_pass(m);
   bool saw_kind = false;
   for (const auto& c : m.checks) {
@@ -97,15 +96,15 @@ TEST(CopyFamilyGpu, RegisteredThpAndD2DAndLatency) {
                                         {"bytes", 32 << 20}})));
   const auto d2d =
       measure(copy_case({{"measure", "bandwidth"}, {"direction", "d2d"}, {"bytes", 64 << 20}}));
-  for (const auto& s : d2d.samples) EXPECT_GT(s.values[0], 50.0);
+  for (const auto& s : d2d.samples) EXPECT_GT(s[0], 50.0);
   const auto lat = measure(copy_case(
       {{"measure", "latency"}, {"direction", "h2d"}, {"host_memory", "pinned"}, {"bytes", 4}}));
   ASSERT_GE(lat.metrics.size(), 2u);  // none when the case failed to run
   ASSERT_EQ(lat.metrics[1].name, "round_trip_time");
   for (const auto& s : lat.samples) {
-    EXPECT_GT(s.values[0], 0.0);
-    EXPECT_LT(s.values[0], 1e-3);  // a 4-byte copy takes microseconds, not milliseconds
-    EXPECT_GT(s.values[1], s.values[0] * 0.5);
+    EXPECT_GT(s[0], 0.0);
+    EXPECT_LT(s[0], 1e-3);  // a 4-byte copy takes microseconds, not milliseconds
+    EXPECT_GT(s[1], s[0] * 0.5);
   }
 }
 
@@ -120,7 +119,7 @@ void expect_all_gpus_case(const std::string& direction) {
   const std::vector<int> gpus = copy_all_gpus(machine);
   ASSERT_FALSE(gpus.empty());
   ASSERT_EQ(m.samples.size(), 3u);
-  EXPECT_EQ(m.method, TimingMethod::kCudaEventsLatched);
+  EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched));
   // bandwidth (the sum), bandwidth_gpu<N> per GPU, time_per_copy.
   ASSERT_EQ(m.metrics.size(), gpus.size() + 2);
   EXPECT_EQ(m.metrics.front().name, "bandwidth");
@@ -130,15 +129,14 @@ void expect_all_gpus_case(const std::string& direction) {
   }
   EXPECT_EQ(m.metrics.back().name, "time_per_copy");
   for (const auto& s : m.samples) {
-    ASSERT_EQ(s.values.size(), m.metrics.size());
+    ASSERT_EQ(s.size(), m.metrics.size());
     double sum = 0;
     for (std::size_t i = 0; i < gpus.size(); ++i) {
-      EXPECT_GT(s.values[i + 1], 5.0) << "GPU " << gpus[i];
-      sum += s.values[i + 1];
+      EXPECT_GT(s[i + 1], 5.0) << "GPU " << gpus[i];
+      sum += s[i + 1];
     }
-    EXPECT_NEAR(s.values.front(), sum, 1e-9 * sum);
-    EXPECT_GT(s.values.back(), 0.0);
-    EXPECT_GT(s.seconds, 0.0);
+    EXPECT_NEAR(s.front(), sum, 1e-9 * sum);
+    EXPECT_GT(s.back(), 0.0);
   }
   expect_checks_pass(m);
   bool saw_gpus = false;
@@ -179,7 +177,7 @@ TEST(CopyFamilyGpu, PinCostIsPositive) {
   PATHBENCH_REQUIRE_GPU();
   const auto m = measure(
       copy_case({{"measure", "alloc_cost"}, {"host_memory", "pinned"}, {"bytes", 64 << 20}}), 2);
-  for (const auto& s : m.samples) EXPECT_GT(s.values[0], 0.0);
+  for (const auto& s : m.samples) EXPECT_GT(s[0], 0.0);
   expect_checks_pass(m);
 }
 

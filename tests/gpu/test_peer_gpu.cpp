@@ -8,9 +8,9 @@
 
 #include "bench/families.hpp"
 #include "bench/peer.hpp"
-#include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"
+#include "runner_case.hpp"
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
@@ -50,7 +50,7 @@ CaseSpec peer_case(const std::string& method, const std::string& direction, std:
 
 MeasuredCase measure(const CaseSpec& spec, int samples = 3) {
   const FamilyRegistry families = builtin_families();
-  return run_family_case(*families.find("peer"), spec, this_machine(), samples);
+  return run_case(*families.find("peer"), spec, this_machine(), samples);
 }
 
 bool needs_peer_access(const std::string& method) {
@@ -67,9 +67,8 @@ void expect_ran_and_verified(const MeasuredCase& m, const CaseSpec& spec) {
   }
   EXPECT_TRUE(pattern) << spec.id;
   for (const auto& s : m.samples) {
-    EXPECT_GT(s.seconds, 0.0) << spec.id;
-    ASSERT_EQ(s.values.size(), m.metrics.size());
-    for (double v : s.values) EXPECT_GT(v, 0.0) << spec.id;
+    ASSERT_EQ(s.size(), m.metrics.size());
+    for (double v : s) EXPECT_GT(v, 0.0) << spec.id;
   }
 }
 
@@ -95,7 +94,7 @@ TEST_P(PeerGpu, EveryMethodAndDirectionRunsVerifiedAt64MiB) {
     for (const auto& s : m.samples) {
       // Each direction's own time lies inside the block's, so the sum (both directions' bytes
       // over the block time) is at most fwd + rev.
-      EXPECT_LE(s.values[0], (s.values[1] + s.values[2]) * 1.01) << spec.id;
+      EXPECT_LE(s[0], (s[1] + s[2]) * 1.01) << spec.id;
     }
   }
   bool access_check = false;
@@ -119,7 +118,7 @@ TEST(PeerGpuLatency, SmallCopiesTakeMicroseconds) {
     if (!m.skipped.empty()) continue;
     expect_ran_and_verified(m, spec);
     ASSERT_EQ(m.metrics[1].name, "round_trip_time");
-    for (const auto& s : m.samples) EXPECT_LT(s.values[0], 1e-3) << spec.id;
+    for (const auto& s : m.samples) EXPECT_LT(s[0], 1e-3) << spec.id;
   }
 }
 
@@ -136,7 +135,7 @@ TEST(PeerGpuNvlink, PeerAccessAt256MiBReachesNvlinkRates) {
   EXPECT_EQ(spec.str("link"), link->param);
   for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
   std::vector<double> bw;
-  for (const auto& s : m.samples) bw.push_back(s.values[0]);
+  for (const auto& s : m.samples) bw.push_back(s[0]);
   std::sort(bw.begin(), bw.end());
   // NV18 on H200 carries 450 GB/s per direction nominal; a direct copy reaches well over 380.
   EXPECT_GE(bw[bw.size() / 2], 380.0) << spec.id;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "bench/small_copies.hpp"
-#include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"
+#include "runner_case.hpp"
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
@@ -28,10 +28,9 @@ CaseSpec small_copies_case(const std::string& method, std::int64_t count, std::i
   return spec;
 }
 
-// prepare + warm_up + (measure + verify) x samples, as the case runner does.
+// Through the CLI's case runner.
 MeasuredCase measure(const CaseSpec& spec, int samples = 3) {
-  return run_family_case(*make_small_copies_family(), spec, machine_from(collect_inventory({})),
-                         samples);
+  return run_case(*make_small_copies_family(), spec, machine_from(collect_inventory({})), samples);
 }
 
 void expect_checks_pass(const MeasuredCase& m) {
@@ -60,7 +59,7 @@ TEST(SmallCopiesGpu, EveryMethodMovesTheDataAndCountsItsCalls) {
       continue;
     }
     ASSERT_EQ(m.samples.size(), 3u);
-    EXPECT_EQ(m.method, TimingMethod::kCudaEventsLatched);
+    EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched));
     ASSERT_GE(m.metrics.size(), 4u);
     EXPECT_EQ(m.metrics[0].name, "time_per_batch");
     EXPECT_EQ(m.metrics[1].name, "bandwidth");
@@ -69,14 +68,13 @@ TEST(SmallCopiesGpu, EveryMethodMovesTheDataAndCountsItsCalls) {
     EXPECT_GE(m.operations_per_sample, 1u);
     const double expected_calls = method == "individual" ? kCount : 1;
     for (const auto& s : m.samples) {
-      EXPECT_GT(s.seconds, 0.0);
-      EXPECT_GT(s.values[0], 0.0);
-      EXPECT_LT(s.values[0], 0.1);  // 1 MiB in a batch takes micro- to milliseconds
-      EXPECT_GT(s.values[1], 0.0);
-      EXPECT_EQ(s.values[2], expected_calls);
-      EXPECT_GT(s.values[3], 0.0);
+      EXPECT_GT(s[0], 0.0);
+      EXPECT_LT(s[0], 0.1);  // 1 MiB in a batch takes micro- to milliseconds
+      EXPECT_GT(s[1], 0.0);
+      EXPECT_EQ(s[2], expected_calls);
+      EXPECT_GT(s[3], 0.0);
       // The GB/s figure is the batch's bytes over its time.
-      EXPECT_NEAR(s.values[1], kCount * kBytes / s.values[0] / 1e9, s.values[1] * 1e-9);
+      EXPECT_NEAR(s[1], kCount * kBytes / s[0] / 1e9, s[1] * 1e-9);
     }
     expect_checks_pass(m);
     const Check* issued = m.check("copies_issued");
@@ -91,9 +89,9 @@ TEST(SmallCopiesGpu, EveryMethodMovesTheDataAndCountsItsCalls) {
       EXPECT_EQ(m.metrics[4].name, "pack_time");
       EXPECT_EQ(m.metrics[5].name, "copy_time");
       for (const auto& s : m.samples) {
-        EXPECT_GT(s.values[4], 0.0);
-        EXPECT_GT(s.values[5], 0.0);
-        EXPECT_NEAR(s.values[0], s.values[4] + s.values[5], s.values[0] * 1e-9);
+        EXPECT_GT(s[4], 0.0);
+        EXPECT_GT(s[5], 0.0);
+        EXPECT_NEAR(s[0], s[4] + s[5], s[0] * 1e-9);
       }
     } else {
       EXPECT_EQ(m.metrics.size(), 4u);

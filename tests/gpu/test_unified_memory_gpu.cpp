@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "bench/unified_memory.hpp"
-#include "family_case_runner.hpp"
 #include "inventory/inventory.hpp"
 #include "measure/family.hpp"
+#include "runner_case.hpp"
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
@@ -30,16 +30,16 @@ CaseSpec um_case(const std::string& method, std::int64_t stride, std::int64_t by
   return spec;
 }
 
-// The same sequence the case runner follows: skip_reason, prepare, warm_up, (measure, verify)×n.
-// Only prepare may skip (a device whose managed memory cannot fault); a skip_reason fails.
+// Through the CLI's case runner. Only prepare may skip (a device whose managed memory cannot
+// fault); a requirement this GPU machine does not meet fails.
 MeasuredCase run(const CaseSpec& spec, int samples = 3) {
-  MeasuredCase m = run_family_case(*make_unified_memory_family(), spec,
-                                   machine_from(collect_inventory({})), samples);
-  if (!m.skipped.empty() && !m.skipped_in_prepare) {
-    ADD_FAILURE() << "unexpected skip: " << m.skipped;
+  const auto family = make_unified_memory_family();
+  const Machine machine = machine_from(collect_inventory({}));
+  if (auto why = family->skip_reason(spec, machine, 0)) {
+    ADD_FAILURE() << "unexpected skip: " << *why;
     return {};
   }
-  return m;
+  return run_case(*family, spec, machine, samples);
 }
 
 void expect_checks_pass(const MeasuredCase& m) {
@@ -55,16 +55,14 @@ TEST(UnifiedMemoryGpu, FaultAt64KiBIsTimedVerifiedAndFaultDriven) {
   const auto m = run(um_case("fault", 64 * kKiB, 256 * kMiB));
   SKIP_IF_SKIPPED(m);
   ASSERT_EQ(m.samples.size(), 3u);
-  EXPECT_EQ(m.method, TimingMethod::kCudaEventsLatched);
+  EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched));
   ASSERT_EQ(m.metrics.size(), 3u);
   EXPECT_EQ(m.metrics[0].name, "time");
   EXPECT_EQ(m.metrics[1].name, "migration_throughput");
   EXPECT_EQ(m.metrics[2].name, "time_per_mib");
   for (const auto& s : m.samples) {
-    EXPECT_GT(s.seconds, 0.0);
-    EXPECT_EQ(s.values[0], s.seconds);
-    EXPECT_GT(s.values[1], 0.0);
-    EXPECT_GT(s.values[2], 0.0);
+    EXPECT_GT(s[1], 0.0);
+    EXPECT_GT(s[2], 0.0);
   }
   expect_checks_pass(m);
   ASSERT_NE(m.check("touch_data"), nullptr);
@@ -114,8 +112,8 @@ TEST(UnifiedMemoryGpu, AdviceIsAppliedAndVerified) {
   for (const char* method : {"advise_preferred_gpu", "advise_accessed_by"}) {
     const auto m = run(um_case(method, 64 * kKiB, 64 * kMiB));
     SKIP_IF_SKIPPED(m);
-    EXPECT_EQ(m.method, TimingMethod::kCudaEventsLatched) << method;
-    for (const auto& s : m.samples) EXPECT_GT(s.seconds, 0.0) << method;
+    EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched)) << method;
+    for (const auto& s : m.samples) EXPECT_GT(s[0], 0.0) << method;
     expect_checks_pass(m);
     const Check* advice = m.check("advice");
     ASSERT_NE(advice, nullptr) << method;
@@ -127,10 +125,9 @@ TEST(UnifiedMemoryGpu, GpuToCpuFaultsAreHostTimedAndVerified) {
   PATHBENCH_REQUIRE_GPU();
   const auto m = run(um_case("gpu_to_cpu", 4 * kKiB, 64 * kMiB));
   SKIP_IF_SKIPPED(m);
-  EXPECT_EQ(m.method, TimingMethod::kHostSteadyClock);
+  EXPECT_EQ(m.method, timing_name(TimingMethod::kHostSteadyClock));
   for (const auto& s : m.samples) {
-    EXPECT_GT(s.seconds, 0.0);
-    EXPECT_GT(s.values[1], 0.0);
+    EXPECT_GT(s[1], 0.0);
   }
   expect_checks_pass(m);
 }

@@ -79,13 +79,13 @@ TEST(SmallCopiesFamily, InvalidCombinations) {
   EXPECT_NE(gather_d2h->find("d2h"), std::string::npos) << *gather_d2h;
 
   // Missing required axes and values outside the schema (for callers that skip the parser).
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"count", 4}, {"bytes", 4096}})));
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"method", "graph"}, {"bytes", 4096}})));
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"method", "graph"}, {"count", 4}})));
-  EXPECT_TRUE(family->invalid_combination(copies("individual", 0, 4096)));
-  EXPECT_TRUE(family->invalid_combination(copies("individual", 65537, 4096)));
-  EXPECT_TRUE(family->invalid_combination(copies("individual", 4, 0)));
-  EXPECT_TRUE(family->invalid_combination(copies("individual", 4, (64 << 20) + 1)));
+  EXPECT_TRUE(family->case_error(make_spec({{"count", 4}, {"bytes", 4096}})));
+  EXPECT_TRUE(family->case_error(make_spec({{"method", "graph"}, {"bytes", 4096}})));
+  EXPECT_TRUE(family->case_error(make_spec({{"method", "graph"}, {"count", 4}})));
+  EXPECT_TRUE(family->case_error(copies("individual", 0, 4096)));
+  EXPECT_TRUE(family->case_error(copies("individual", 65537, 4096)));
+  EXPECT_TRUE(family->case_error(copies("individual", 4, 0)));
+  EXPECT_TRUE(family->case_error(copies("individual", 4, (64 << 20) + 1)));
 }
 
 TEST(SmallCopiesFamily, RequestLayoutAndCallCounts) {

@@ -280,9 +280,14 @@ TEST(UnifiedMemoryFamily, InvalidCombinations) {
   ASSERT_TRUE(too_wide);
   EXPECT_NE(too_wide->find("larger than the buffer"), std::string::npos) << *too_wide;
   EXPECT_FALSE(family->invalid_combination(um_case("fault", kMiB, kMiB)));
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"method", "fault"}, {"bytes", kGiB}})));
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"stride", 4096}, {"bytes", kGiB}})));
-  EXPECT_TRUE(family->invalid_combination(make_spec({{"method", "fault"}, {"stride", 4096}})));
+  // A missing axis is the schema's answer (case_error), for callers that skip the parser.
+  for (const auto& spec : {make_spec({{"method", "fault"}, {"bytes", kGiB}}),
+                           make_spec({{"stride", 4096}, {"bytes", kGiB}}),
+                           make_spec({{"method", "fault"}, {"stride", 4096}})}) {
+    const auto why = family->case_error(spec);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("axis is required"), std::string::npos) << *why;
+  }
 }
 
 TEST(UnifiedMemoryFamily, MemoryNeedsOneBufferOnEachSide) {

@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cstdint>
 
-#include "bench/fault_injection.hpp"
 #include "core/errors.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_resources.hpp"
+#include "faults/fault_injection_family.hpp"
 
 namespace pathbench {
 
@@ -54,30 +54,25 @@ class FaultBench : public CaseBench {
   DeviceMemory buffer_;
 };
 
-class FaultInjectionFamily : public Family {
+class FaultInjectionFamily final : public DeclaredFamily {
  public:
-  std::string_view name() const override { return "fault_injection"; }
-  std::string_view description() const override {
-    return "Testing only: cases that fault on purpose (illegal_address poisons the CUDA "
-           "context, out_of_memory fails an allocation, none runs a kernel)";
-  }
-  const std::vector<AxisSchema>& axes() const override {
-    static const std::vector<AxisSchema> axes = {
-        {"fault",
-         AxisSchema::Kind::kString,
-         {"none", "illegal_address", "out_of_memory"},
-         0,
-         0,
-         "what the case does wrong"},
-        {"tag",
-         AxisSchema::Kind::kInteger,
-         {},
-         0,
-         1000,
-         "any number: tells apart cases that would otherwise be the same"}};
-    return axes;
-  }
-  std::vector<std::string> required_axes() const override { return {"fault"}; }
+  FaultInjectionFamily()
+      : DeclaredFamily({"fault_injection",
+                        "Testing only: cases that fault on purpose (illegal_address poisons the "
+                        "CUDA context, out_of_memory fails an allocation, none runs a kernel)",
+                        {{"fault",
+                          AxisSchema::Kind::kString,
+                          {"none", "illegal_address", "out_of_memory"},
+                          0,
+                          0,
+                          "what the case does wrong"},
+                         {"tag",
+                          AxisSchema::Kind::kInteger,
+                          {},
+                          0,
+                          1000,
+                          "any number: tells apart cases that would otherwise be the same"}},
+                        {"fault"}}) {}
   MemoryNeeds memory_needs(const CaseSpec&) const override { return {}; }
   Requirements requirements(const CaseSpec&) const override {
     return std::move(Requirements().gpu());

@@ -1,0 +1,27 @@
+#pragma once
+
+// What a CUPTI timeline of one sample proves about a copy case: the host memory kind the driver
+// saw on every H2D copy, and the number of copies the sample issued.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "result/vocabulary.hpp"
+#include "timeline/timeline.hpp"
+
+namespace pathbench {
+
+struct TimelineCopyExpectation {
+  std::optional<std::string> host_kind;  // H2D: the kind every copy must read ("pinned", ...)
+  std::uint64_t copies = 0;              // copy records one sample must show
+  bool at_least = false;  // the driver may split a copy into several records (pageable staging)
+  std::string issued = "copies issued in one sample";  // how `copies` came about, in words
+};
+
+// "timeline_memory_kind" (with a host_kind) and "timeline_copies".
+std::vector<Check> timeline_copy_checks(const TimelineAnalysis& a,
+                                        const TimelineCopyExpectation& expected);
+
+}  // namespace pathbench
