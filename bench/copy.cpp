@@ -16,8 +16,11 @@ const EnumAxis<CopyMeasure> kMeasure{
     "alloc_cost: seconds per GiB to pin or register host memory"};
 const EnumAxis<CopyDirection> kDirection{
     "direction",
-    {{"h2d", CopyDirection::kH2D}, {"d2h", CopyDirection::kD2H}, {"d2d", CopyDirection::kD2D}},
-    "copy direction"};
+    {{"h2d", CopyDirection::kH2D},
+     {"d2h", CopyDirection::kD2H},
+     {"d2d", CopyDirection::kD2D},
+     {"bidir", CopyDirection::kBidir}},
+    "copy direction; bidir: H2D and D2H at once (each direction's rate and the sum)"};
 const EnumAxis<CopyHostMemory> kHostMemory{
     "host_memory",
     {{"pageable-4k", CopyHostMemory::kPageable4K},
@@ -45,7 +48,7 @@ std::optional<std::string> invalid_all_gpus(const CopyRequest& r) {
   if (r.measure != CopyMeasure::kBandwidth) {
     return "gpus=all measures bandwidth only (latency and alloc_cost are per-GPU measures)";
   }
-  if (!r.direction || r.direction == CopyDirection::kD2D) {
+  if (!r.direction || r.direction == CopyDirection::kD2D || r.direction == CopyDirection::kBidir) {
     return "gpus=all copies between the host and every GPU: direction must be h2d or d2h";
   }
   if (!r.host || r.pageable()) {
@@ -85,7 +88,16 @@ class CopyFamily final : public DeclaredFamily {
       }
       return std::nullopt;
     }
-    if (!r.host) return "h2d and d2h need a host_memory axis";
+    if (!r.host) return "h2d, d2h and bidir need a host_memory axis";
+    if (r.direction == CopyDirection::kBidir) {
+      if (r.measure != CopyMeasure::kBandwidth) {
+        return "bidir measures bandwidth (latency is one copy at a time: use h2d or d2h)";
+      }
+      if (r.pageable()) {
+        return "bidir needs host_memory pinned or registered-*: the driver stages pageable copies "
+               "synchronously through the calling thread, so the two directions could not overlap";
+      }
+    }
     return std::nullopt;
   }
 
@@ -93,6 +105,7 @@ class CopyFamily final : public DeclaredFamily {
     const CopyRequest r = decode_copy_request(spec);
     if (r.measure == CopyMeasure::kAllocCost) return {r.bytes, 0};
     if (r.direction == CopyDirection::kD2D) return {0, 2 * r.bytes};
+    if (r.direction == CopyDirection::kBidir) return {2 * r.bytes, 2 * r.bytes};
     return {r.bytes, r.bytes};
   }
 
@@ -107,7 +120,8 @@ class CopyFamily final : public DeclaredFamily {
     }
     if (!r.host) return needs;
     if (r.page() == PageType::kThp) needs.transparent_huge_pages();
-    if (r.page() == PageType::kHugetlb) needs.hugetlb_pages(r.bytes, 1, r.all_gpus);
+    if (r.page() == PageType::kHugetlb)
+      needs.hugetlb_pages(r.bytes, r.direction == CopyDirection::kBidir ? 2 : 1, r.all_gpus);
     if (!r.all_gpus) needs.gpu_numa_node(r.remote);
     return needs;
   }
@@ -163,6 +177,12 @@ std::vector<MetricSpec> copy_metrics(const CopyRequest& r,
     }
     m.push_back({"time_per_copy", "s", Better::kLower});
     return m;
+  }
+  if (r.direction == CopyDirection::kBidir) {
+    return {{"bandwidth", "GB/s", Better::kHigher},
+            {"bandwidth_h2d", "GB/s", Better::kHigher},
+            {"bandwidth_d2h", "GB/s", Better::kHigher},
+            {"time_per_copy", "s", Better::kLower}};
   }
   switch (r.measure) {
     case CopyMeasure::kBandwidth:

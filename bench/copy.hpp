@@ -14,10 +14,18 @@
 namespace pathbench {
 
 enum class CopyMeasure { kBandwidth, kLatency, kAllocCost };
-enum class CopyDirection { kH2D, kD2H, kD2D };
+// kBidir: H2D and D2H at once, on two streams released together (nvbandwidth's bidirectional
+// host copies): each direction's rate while the other runs, and their sum.
+enum class CopyDirection { kH2D, kD2H, kD2D, kBidir };
 // The host_memory axis: how the host buffer is allocated and, for mmap'd memory, its pages.
-enum class CopyHostMemory { kPageable4K, kPageableThp, kPinned, kRegistered4K, kRegisteredThp,
-                            kRegisteredHugetlb };
+enum class CopyHostMemory {
+  kPageable4K,
+  kPageableThp,
+  kPinned,
+  kRegistered4K,
+  kRegisteredThp,
+  kRegisteredHugetlb
+};
 
 // What a copy case's axes ask for, decoded once.
 struct CopyRequest {

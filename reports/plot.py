@@ -293,7 +293,7 @@ def mpl_text(s: Any) -> str:
     return rf.printable(str(s)).replace("$", r"\$")
 
 
-DIRECTION_ORDER = {"h2d": 0, "d2h": 1, "d2d": 2}
+DIRECTION_ORDER = {"h2d": 0, "d2h": 1, "d2d": 2, "bidir": 3}
 
 
 def _finite(v: Any) -> TypeGuard[int | float]:

@@ -8,7 +8,8 @@ usable CUDA device. Otherwise runs the default scenarios once (no --quick) and a
   - exit 0 and a wall time under 60 s;
   - every copy case ok, every check of every case passed;
   - 256 MiB pinned and registered-4k H2D/D2H bandwidth medians >= 86 % of the raw PCIe rate of
-    GPU 0's link (max gen and width from the context; GT/s x lanes x encoding / 8);
+    GPU 0's link (the context's gpus[].pcie.raw_gbps_per_direction.max); a case below it is run
+    twice more in fresh processes and fails when the majority of its three runs stay below;
   - pinned 256 MiB H2D: n == 9 and cv <= 1 %;
   - pageable copies timed with host_steady_clock, pinned/registered/d2d with cuda_events_latched.
 Prints a table of the copy medians for docs/measurements.md.
@@ -36,23 +37,10 @@ PCIE_FRACTION = 0.86
 CV_LIMIT = 0.01
 BIG = 256 << 20
 
-# PCIe generation -> (GT/s per lane, line-code efficiency). Gen1/2 use 8b/10b, Gen3-5 128b/130b;
-# Gen6 and later (PAM4, FLIT mode) have no line code: 1.0 (FLIT framing is protocol overhead).
-PCIE_GENERATIONS: dict[int, tuple[float, float]] = {
-    1: (2.5, 8 / 10),
-    2: (5.0, 8 / 10),
-    3: (8.0, 128 / 130),
-    4: (16.0, 128 / 130),
-    5: (32.0, 128 / 130),
-    6: (64.0, 1.0),
-    7: (128.0, 1.0),
-}
-
-
-def pcie_raw_gbps(gen: int, width: int) -> float:
-    """Raw bandwidth per direction in GB/s (1e9 bytes): GT/s x lanes x encoding / 8."""
-    rate, encoding = PCIE_GENERATIONS[gen]
-    return rate * width * encoding / 8
+# A case below the floor is measured again this many times in fresh processes; it fails only when
+# the majority of all its runs stay below (the gate's confirmation rule: a node's one slow run is
+# not a broken link).
+FLOOR_RERUNS = 2
 
 
 def run_pb(*args: str | os.PathLike[str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -187,13 +175,13 @@ class TestDefaultRunOnGpu(unittest.TestCase):
         self.assertIsNotNone(gpu0, "context lists GPU 0")
         assert gpu0 is not None
         gen, width = gpu0.get("pcie_gen_max"), gpu0.get("pcie_width_max")
-        if not isinstance(gen, int) or not isinstance(width, int):
-            self.fail(f"GPU 0's context lacks the PCIe link (pcie_gen_max={gen!r}, "
-                      f"pcie_width_max={width!r}; nvidia_smi_status: "
-                      f"{self.result['context'].get('nvidia_smi_status')!r}): cannot compute the "
-                      f"raw PCIe rate. Is nvidia-smi on PATH?")
-        self.assertIn(gen, PCIE_GENERATIONS, f"unknown PCIe generation {gen}")
-        raw = pcie_raw_gbps(gen, width)
+        # The raw rate as the result states it (src/inventory/link_rates.hpp is its one source).
+        rates = (gpu0.get("pcie") or {}).get("raw_gbps_per_direction") or {}
+        raw = rates.get("max")
+        if not isinstance(raw, (int, float)) or raw <= 0:
+            self.fail(f"GPU 0's context has no raw PCIe rate (pcie={gpu0.get('pcie')!r}, "
+                      f"pcie_gen_max={gen!r}, pcie_width_max={width!r}; inventory_source: "
+                      f"{self.result['context'].get('inventory_source')!r})")
         floor = PCIE_FRACTION * raw
         print(f"\nGPU 0 {gpu0.get('name')}: PCIe Gen{gen} x{width}: raw {raw:.1f} GB/s per "
               f"direction; floor {PCIE_FRACTION:.0%} = {floor:.1f} GB/s", file=sys.stderr)
@@ -207,8 +195,27 @@ class TestDefaultRunOnGpu(unittest.TestCase):
                     self.assertEqual(c["metrics"]["bandwidth"]["unit"], "GB/s")
                     print(f"  {direction} {host_memory:14s} 256 MiB: {median:6.2f} GB/s = "
                           f"{median / raw:.1%} of raw", file=sys.stderr)
-                    self.assertGreaterEqual(median, floor,
-                                            f"{c['id']}: {median:.2f} GB/s < {floor:.2f} GB/s")
+                    medians = [median]
+                    if median < floor:
+                        medians += [self.rerun_median(c["id"], n) for n in range(FLOOR_RERUNS)]
+                        reruns = ", ".join(f"{m:.2f}" for m in medians[1:])
+                        print(f"    below the floor: re-runs {reruns} GB/s", file=sys.stderr)
+                    below = sum(m < floor for m in medians)
+                    runs = ", ".join(f"{m:.2f}" for m in medians)
+                    self.assertLess(2 * below, len(medians),
+                                    f"{c['id']}: {below} of {len(medians)} runs below "
+                                    f"{floor:.2f} GB/s ({runs})")
+
+    def rerun_median(self, case_id: str, n: int) -> float:
+        """The bandwidth median of one more run of the case, in a fresh process."""
+        out = Path(self.tmp.name) / f"rerun-{n}-{abs(hash(case_id))}.json"
+        pattern = "^" + "".join("\\" + ch if not ch.isalnum() else ch for ch in case_id) + "$"
+        proc = run_pb("run", SOURCE / "scenarios/default.json", "--filter", pattern, "-o", out,
+                      timeout=120)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        cases = json.loads(out.read_text())["cases"]
+        self.assertEqual([c["id"] for c in cases], [case_id])
+        return float(cases[0]["metrics"]["bandwidth"]["stats"]["median"])
 
     def test_pinned_h2d_is_stable(self) -> None:
         c = self.case(measure="bandwidth", direction="h2d", host_memory="pinned", bytes=BIG)

@@ -173,6 +173,36 @@ TEST(CopyFamilyGpu, AllGpusD2HReportsEveryGpuAndTheSum) {
   expect_all_gpus_case("d2h");
 }
 
+// bidir: both directions at once, each verified against its own pattern, each direction's rate
+// over its own events; the sum is both directions' bytes over the slower one's time.
+TEST(CopyFamilyGpu, BidirMovesBothDirectionsAtOnce) {
+  PATHBENCH_REQUIRE_GPU();
+  for (const char* host : {"pinned", "registered-4k"}) {
+    SCOPED_TRACE(host);
+    const auto m = measure(copy_case({{"measure", "bandwidth"},
+                                      {"direction", "bidir"},
+                                      {"host_memory", host},
+                                      {"host_node", "local"},
+                                      {"bytes", 64 << 20}}));
+    ASSERT_EQ(m.samples.size(), 3u);
+    EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched));
+    ASSERT_EQ(m.metrics.size(), 4u);
+    EXPECT_EQ(m.metrics[1].name, "bandwidth_h2d");
+    EXPECT_EQ(m.metrics[2].name, "bandwidth_d2h");
+    for (const auto& s : m.samples) {
+      EXPECT_GT(s[1], 5.0);
+      EXPECT_GT(s[2], 5.0);
+      // The slower direction sets the sum: at most the two rates added, at least twice the slower.
+      EXPECT_LE(s[0], (s[1] + s[2]) * (1 + 1e-9));
+      EXPECT_GE(s[0], 2 * std::min(s[1], s[2]) * (1 - 1e-9));
+    }
+    expect_checks_pass(m);
+    for (const char* name : {"host_memory_kind_h2d", "host_memory_kind_d2h", "copy_pattern"}) {
+      EXPECT_NE(m.check(name), nullptr) << name;
+    }
+  }
+}
+
 TEST(CopyFamilyGpu, PinCostIsPositive) {
   PATHBENCH_REQUIRE_GPU();
   const auto m = measure(

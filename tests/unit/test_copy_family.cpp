@@ -250,5 +250,66 @@ TEST(CopyFamilyGpus, ShippedScenarioHasTheAllGpuCases) {
   EXPECT_GT(without_axis, 100u);  // the existing sweeps, ids unchanged (no gpus param)
 }
 
+// direction=bidir: H2D and D2H at once, bandwidth only, page-locked host memory only.
+CaseSpec bidir(const std::string& host_memory, const std::string& measure = "bandwidth",
+               std::int64_t bytes = k256MiB) {
+  return make_spec({{"measure", measure},
+                    {"direction", "bidir"},
+                    {"host_memory", host_memory},
+                    {"host_node", "local"},
+                    {"bytes", bytes}});
+}
+
+TEST(CopyFamilyBidir, DecodesValidatesAndNamesItsMetrics) {
+  const auto family = make_copy_family();
+  const CopyRequest r = decode_copy_request(bidir("pinned"));
+  EXPECT_EQ(r.direction, CopyDirection::kBidir);
+  for (const char* host : {"pinned", "registered-4k", "registered-thp", "registered-hugetlb"}) {
+    EXPECT_FALSE(family->case_error(bidir(host))) << host;
+  }
+  EXPECT_EQ(bidir("pinned").id,
+            "copy/measure=bandwidth/direction=bidir/host_memory=pinned/host_node=local/"
+            "bytes=268435456");
+  const auto names = family->metric_names(bidir("pinned"));
+  ASSERT_TRUE(names);
+  EXPECT_EQ(*names, (std::vector<std::string>{"bandwidth", "bandwidth_h2d", "bandwidth_d2h",
+                                              "time_per_copy"}));
+  const auto metrics = copy_metrics(r);
+  ASSERT_EQ(metrics.size(), 4u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(metrics[i].better, Better::kHigher);
+  EXPECT_EQ(metrics[3].better, Better::kLower);
+  // Two host buffers (source of the H2D, destination of the D2H) and two device buffers.
+  const auto needs = family->memory_needs(bidir("pinned"));
+  EXPECT_EQ(needs.host_bytes, 2u * k256MiB);
+  EXPECT_EQ(needs.device_bytes, 2u * k256MiB);
+}
+
+TEST(CopyFamilyBidir, InvalidCombinationsSayWhy) {
+  const auto family = make_copy_family();
+  auto expect = [&](const CaseSpec& spec, const std::string& fragment) {
+    const auto why = family->case_error(spec);
+    ASSERT_TRUE(why.has_value()) << spec.id;
+    EXPECT_NE(why->find(fragment), std::string::npos) << spec.id << ": " << *why;
+  };
+  expect(bidir("pinned", "latency", 4), "bidir measures bandwidth");
+  expect(bidir("pageable-4k"), "pinned or registered");
+  expect(bidir("pageable-thp"), "could not overlap");
+  expect(make_spec({{"measure", "bandwidth"}, {"direction", "bidir"}, {"bytes", k256MiB}}),
+         "need a host_memory axis");
+  expect(all_gpus("bidir", "pinned"), "h2d or d2h");
+}
+
+TEST(CopyFamilyBidir, HugetlbNeedsPagesForBothHostBuffers) {
+  const auto family = make_copy_family();
+  Machine m = gpu_machine(1);
+  m.hugetlb_page_bytes = 2u << 20;
+  m.hugetlb_free_pages = 128;  // one 256 MiB buffer's worth, not two
+  const auto why = family->skip_reason(bidir("registered-hugetlb"), m, 0);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("256"), std::string::npos) << *why;
+  m.hugetlb_free_pages = 256;
+  EXPECT_FALSE(family->skip_reason(bidir("registered-hugetlb"), m, 0));
+}
+
 }  // namespace
 }  // namespace pathbench
