@@ -86,16 +86,17 @@ void require(bool ok, std::string_view stream, std::string_view field, const std
 void check_shape(const RequestShape& shape, std::string_view stream) {
   const auto bytes = [&](const ByteRange& r, std::string_view field) {
     require(r.min <= r.max && r.max <= kMaxRequestBytes, stream, field,
-            "a range min <= max <= " + std::to_string(kMaxRequestBytes),
-            "[" + std::to_string(r.min) + ", " + std::to_string(r.max) + "]");
+            concat("a range min <= max <= ", std::to_string(kMaxRequestBytes)),
+            concat("[", std::to_string(r.min), ", ", std::to_string(r.max), "]"));
   };
   bytes(shape.h2d_bytes, "shape.h2d_bytes");
   bytes(shape.d2h_bytes, "shape.d2h_bytes");
   const KernelTimeRange& k = shape.kernel_us;
   require(std::isfinite(k.min_us) && std::isfinite(k.max_us) && 0 <= k.min_us &&
               k.min_us <= k.max_us && k.max_us <= kMaxKernelUs,
-          stream, "shape.kernel_us", "a range 0 <= min <= max <= " + number_text(kMaxKernelUs),
-          "[" + number_text(k.min_us) + ", " + number_text(k.max_us) + "]");
+          stream, "shape.kernel_us",
+          concat("a range 0 <= min <= max <= ", number_text(kMaxKernelUs)),
+          concat("[", number_text(k.min_us), ", ", number_text(k.max_us), "]"));
 }
 
 void check_poisson(const PoissonStream& spec) {
