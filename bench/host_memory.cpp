@@ -102,8 +102,8 @@ class MemcpyBench final : public BlockBench {
     checks.push_back({"destination_pattern", true,
                       std::to_string(p_.bytes) + " bytes of the destination match the source",
                       nullptr});
-    add_buffer_checks(checks, "source", src_, p_);
-    add_buffer_checks(checks, "destination", dst_, p_);
+    add_buffer_checks(checks, "source", src_, p_.mem_node, p_.page);
+    add_buffer_checks(checks, "destination", dst_, p_.mem_node, p_.page);
     if (thread_.bound()) checks.push_back(thread_.check());
     log_.record(std::move(checks));
   }
@@ -194,14 +194,6 @@ std::vector<MetricSpec> host_memory_metrics(Measure measure, const std::string& 
       return {{"seconds_per_gib", "s/GiB", Better::kLower}};
   }
   return {};
-}
-
-void add_buffer_checks(std::vector<Check>& out, const std::string& what, const HostBuffer& buffer,
-                       const HostMemoryParams& p) {
-  out.push_back(
-      page_placement_check(what + "_placement", buffer.data(), buffer.mapped_size(), p.mem_node));
-  out.push_back(
-      huge_backing_check(what + "_huge_backing", buffer.data(), buffer.mapped_size(), p.page));
 }
 
 std::unique_ptr<Family> make_host_memory_family() { return std::make_unique<HostMemoryFamily>(); }

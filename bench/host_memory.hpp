@@ -47,10 +47,6 @@ struct HostMemoryParams {
 std::vector<MetricSpec> host_memory_metrics(HostMemoryParams::Measure measure,
                                             const std::string& page);
 
-// `what`_placement and `what`_huge_backing of one buffer after a sample.
-void add_buffer_checks(std::vector<Check>& out, const std::string& what, const HostBuffer& buffer,
-                       const HostMemoryParams& p);
-
 // first_touch and mlock (bench/host_memory_fresh.cpp): one fresh buffer per sample.
 std::unique_ptr<CaseBench> make_fresh_buffer_bench(const HostMemoryParams& p,
                                                    const Machine& machine);

@@ -1,17 +1,12 @@
 // host_memory's first_touch and mlock cases: one fresh buffer per sample, because both costs are
 // paid once per page.
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "bench/host_memory.hpp"
 #include "core/errors.hpp"
 #include "core/host_clock.hpp"
 #include "core/units.hpp"
 #include "measure/check_log.hpp"
+#include "placement/buffer_checks.hpp"
+#include "placement/memory_lock.hpp"
 #include "placement/smaps.hpp"
 #include "placement/thread_placement.hpp"
 
@@ -20,23 +15,6 @@ namespace pathbench {
 namespace {
 
 using Measure = HostMemoryParams::Measure;
-
-// The system calls themselves: the sanitizers intercept mlock/munlock as no-ops returning 0, and
-// a sanitizer build would then time (and fail verifying) a lock that never happened.
-int lock_range(void* addr, std::size_t len) {
-  return static_cast<int>(::syscall(SYS_mlock, addr, len));
-}
-int unlock_range(void* addr, std::size_t len) {
-  return static_cast<int>(::syscall(SYS_munlock, addr, len));
-}
-
-// "4k", "2m", "1g": the page unit a per-page metric counts in, spelled into its name.
-std::string page_label(std::uint64_t bytes) {
-  if (bytes % (1ULL << 30) == 0) return std::to_string(bytes >> 30) + "g";
-  if (bytes % (1ULL << 20) == 0) return std::to_string(bytes >> 20) + "m";
-  if (bytes % (1ULL << 10) == 0) return std::to_string(bytes >> 10) + "k";
-  return std::to_string(bytes);
-}
 
 class FreshBufferBench final : public CaseBench {
  public:
@@ -48,15 +26,13 @@ class FreshBufferBench final : public CaseBench {
     mapped_ = buffer_->mapped_size();
     if (p_.measure == Measure::kMlock) {
       buffer_->touch();
-      if (lock_range(buffer_->data(), mapped_) != 0) lock_failed(errno);
-      locked_ = true;
-      unlock();
+      MemoryLock probe(buffer_->data(), mapped_);  // a refused lock skips the case here
     }
   }
 
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
   std::vector<MetricSpec> metrics() const override {
-    return host_memory_metrics(p_.measure, page_label(page_bytes_));
+    return host_memory_metrics(p_.measure, page_size_label(page_bytes_));
   }
   std::string timing_detail() const override {
     return std::string("host steady clock around the ") + action() + " of one fresh " +
@@ -87,10 +63,10 @@ class FreshBufferBench final : public CaseBench {
       const LockState lock = query_lock_state(buffer_->data(), mapped_);
       checks.push_back({"buffer_locked", lock.locked(), lock.describe(), lock.locked_kb});
     }
-    add_buffer_checks(checks, "buffer", *buffer_, p_);
+    add_buffer_checks(checks, "buffer", *buffer_, p_.mem_node, p_.page);
     if (thread_.bound()) checks.push_back(thread_.check());
     log_.record(std::move(checks));
-    unlock();
+    lock_ = MemoryLock();
   }
 
   std::vector<Check> checks() const override { return log_.checks(); }
@@ -103,35 +79,12 @@ class FreshBufferBench final : public CaseBench {
   // Maps a fresh buffer and times the first touch or the mlock of it.
   double cycle() {
     // The previous buffer goes first: two live copies could exceed memory or the hugetlb pool.
-    unlock();
+    lock_ = MemoryLock();
     buffer_.reset();
     buffer_.emplace(p_.buffer());
     if (p_.measure == Measure::kFirstTouch) return time_on_host([&] { buffer_->touch(); });
     buffer_->touch();
-    int err = 0;
-    const double seconds =
-        time_on_host([&] { err = lock_range(buffer_->data(), mapped_) == 0 ? 0 : errno; });
-    if (err != 0) lock_failed(err);
-    locked_ = true;
-    return seconds;
-  }
-
-  [[noreturn]] void lock_failed(int err) const {
-    if (err == EPERM || err == ENOMEM) {
-      rlimit limit{};
-      ::getrlimit(RLIMIT_MEMLOCK, &limit);
-      const std::string current = limit.rlim_cur == RLIM_INFINITY
-                                      ? std::string("unlimited")
-                                      : format_bytes(static_cast<std::uint64_t>(limit.rlim_cur));
-      throw SkipCase("mlock of " + format_bytes(mapped_) + " refused (" + std::strerror(err) +
-                     "); RLIMIT_MEMLOCK is " + current + " (or memory is short); " + memlock_fix());
-    }
-    throw SystemError("mlock(" + std::to_string(mapped_) + " bytes)", err);
-  }
-
-  void unlock() {
-    if (locked_ && buffer_) unlock_range(buffer_->data(), mapped_);
-    locked_ = false;
+    return time_on_host([&] { lock_ = MemoryLock(buffer_->data(), mapped_); });
   }
 
   HostMemoryParams p_;
@@ -139,7 +92,7 @@ class FreshBufferBench final : public CaseBench {
   std::uint64_t page_bytes_;
   std::optional<HostBuffer> buffer_;
   std::uint64_t mapped_ = 0;
-  bool locked_ = false;
+  MemoryLock lock_;  // after the buffer: unlocked before it is unmapped
   CheckLog log_;
 };
 

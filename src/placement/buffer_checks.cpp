@@ -78,4 +78,12 @@ Check huge_backing_check(const std::string& name, const void* ptr, std::size_t b
   return check;
 }
 
+void add_buffer_checks(std::vector<Check>& out, const std::string& what, const HostBuffer& buffer,
+                       std::optional<int> node, PageType page) {
+  out.push_back(
+      page_placement_check(what + "_placement", buffer.data(), buffer.mapped_size(), node));
+  out.push_back(
+      huge_backing_check(what + "_huge_backing", buffer.data(), buffer.mapped_size(), page));
+}
+
 }  // namespace pathbench

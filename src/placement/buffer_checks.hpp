@@ -9,6 +9,9 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
+#include "placement/host_buffer.hpp"
 #include "placement/page_type.hpp"
 #include "result/vocabulary.hpp"
 
@@ -25,5 +28,9 @@ Check page_placement_check(const std::string& name, const void* ptr, std::size_t
 // hugetlb-backed.
 Check huge_backing_check(const std::string& name, const void* ptr, std::size_t bytes,
                          PageType page);
+
+// `what`_placement (against `node`) and `what`_huge_backing (against `page`) of a HostBuffer.
+void add_buffer_checks(std::vector<Check>& out, const std::string& what, const HostBuffer& buffer,
+                       std::optional<int> node, PageType page);
 
 }  // namespace pathbench

@@ -310,4 +310,11 @@ void HostBuffer::touch() {
   }
 }
 
+std::string page_size_label(std::uint64_t bytes) {
+  if (bytes % (1ULL << 30) == 0) return std::to_string(bytes >> 30) + "g";
+  if (bytes % (1ULL << 20) == 0) return std::to_string(bytes >> 20) + "m";
+  if (bytes % (1ULL << 10) == 0) return std::to_string(bytes >> 10) + "k";
+  return std::to_string(bytes);
+}
+
 }  // namespace pathbench

@@ -51,6 +51,8 @@ class HostBuffer {
 // (/proc/meminfo Hugepagesize). Falls back to 2 MiB for the huge kinds when the kernel does not
 // say.
 std::size_t page_size_of(PageType t);
+// "4k", "2m", "1g": a page size as a per-page metric spells it in its name.
+std::string page_size_label(std::uint64_t bytes);
 
 // Applies MPOL_BIND for `node` to [addr, addr+len). Throws SystemError naming the node on failure.
 void bind_to_node(void* addr, std::size_t len, int node);
