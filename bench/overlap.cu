@@ -8,6 +8,7 @@
 #include "core/errors.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/device_pattern.hpp"
+#include "cuda/global_timer.cuh"
 #include "cuda/kernel_loading.hpp"
 #include "measure/latched_clock.hpp"
 #include "measure/pattern.hpp"
@@ -21,18 +22,10 @@ namespace {
 
 constexpr std::uint64_t kSeed = 0x6f7665726c6170ull;  // "overlap"
 
-__device__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // Busy for a fixed time on every SM it occupies: a stand-in for a model's compute step whose
 // duration does not depend on clocks or on what the copy engines do.
 __global__ void compute_for(unsigned long long ns) {
-  const unsigned long long start = now_ns();
-  while (now_ns() - start < ns) {
-  }
+  spin_until(global_timer_ns(), ns);
 }
 
 class OverlapBench final : public CaseBench {

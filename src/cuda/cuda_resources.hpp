@@ -86,6 +86,10 @@ class HostRegistration {
 class Stream {
  public:
   Stream() { PB_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  // Lower numbers are higher priorities; cudaDeviceGetStreamPriorityRange gives the device's.
+  explicit Stream(int priority) {
+    PB_CUDA(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority));
+  }
   Stream(Stream&& o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
   Stream& operator=(Stream&& o) noexcept {
     std::swap(stream_, o.stream_);

@@ -136,10 +136,14 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
 
   NvtxRange case_range(spec.id, spec.family);
   std::unique_ptr<CaseBench> bench;
+  // One per metric; set for the per-operation ones.
+  std::vector<std::optional<DistributionRecorder>> distributions;
   try {
     bench = family.prepare(spec, machine_, settings_.device);
     for (const auto& m : bench->metrics()) {
-      result.metrics.push_back(MetricResult{m.name, m.unit, m.better, {}, {}});
+      result.metrics.push_back(MetricResult{m.name, m.unit, m.better, {}, {}, std::nullopt});
+      distributions.emplace_back();
+      if (m.per_operation) distributions.back().emplace();
     }
     result.timing_method = std::string(to_string(bench->timing_method()));
     throw_if_stopped();
@@ -175,17 +179,34 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
     try {
       throw_if_stopped();
       NvtxRange rep_range("repetition " + which, spec.family, bench->bytes_per_sample());
-      const Sample sample = bench->measure();
+      Sample sample = bench->measure();
       if (sample.values.size() != result.metrics.size()) {
         throw std::logic_error("the case returned " + std::to_string(sample.values.size()) +
                                " values for " + std::to_string(result.metrics.size()) +
                                " metrics");
       }
+      for (std::size_t i = 0; i < distributions.size(); ++i) {
+        if (!distributions[i]) continue;
+        if (i >= sample.operation_seconds.size() || sample.operation_seconds[i].empty()) {
+          throw std::logic_error("the case timed no operation for per-operation metric " +
+                                 result.metrics[i].name);
+        }
+        for (double s : sample.operation_seconds[i]) {
+          if (!std::isfinite(s) || s < 0) {
+            throw CaseFailure("an operation of " + result.metrics[i].name +
+                              " has no finite, non-negative duration");
+          }
+        }
+      }
       for (double v : sample.values) {
         if (!std::isfinite(v)) throw CaseFailure("a sample is not finite");
       }
       bench->verify();
+      // Recorded only once verified: a repetition that failed leaves no operations behind.
       for (std::size_t i = 0; i < sample.values.size(); ++i) {
+        if (distributions[i]) {
+          sample.values[i] = distributions[i]->add_repetition(std::move(sample.operation_seconds[i]));
+        }
         result.metrics[i].samples.push_back(sample.values[i]);
       }
       progress_.repetition(index + 1, repetitions);
@@ -213,7 +234,11 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
   result.timing_method = std::string(to_string(bench->timing_method()));
   add_timing_check(*bench, result);
   if (failure.empty() && !stop_signal_received()) record_timeline(*bench, result);
-  for (auto& m : result.metrics) m.stats = summarize(m.samples);
+  for (std::size_t i = 0; i < result.metrics.size(); ++i) {
+    auto& m = result.metrics[i];
+    m.stats = summarize(m.samples);
+    if (i < distributions.size() && distributions[i]) m.distribution = distributions[i]->finish();
+  }
   if (!failure.empty()) {
     result.status = CaseStatus::kFailed;
     result.reason = failure;

@@ -97,6 +97,7 @@ ojson to_json(const MetricResult& m) {
   j["better"] = to_string(m.better);
   j["samples"] = m.samples;
   j["stats"] = m.stats;
+  if (m.distribution) j["distribution"] = to_json(*m.distribution);
   return j;
 }
 
@@ -433,6 +434,24 @@ class ResultReader {
     if (m.stats.n != m.samples.size()) {
       fail(at / "stats" / "n", "is " + std::to_string(m.stats.n) + " but the metric has " +
                                    std::to_string(m.samples.size()) + " samples");
+    }
+    if (const auto it = v.find("distribution"); it != v.end()) {
+      const Pointer dist_at = at / "distribution";
+      try {
+        m.distribution = distribution_from_json(*it, "");
+      } catch (const std::invalid_argument& e) {
+        // The message starts with the pointer below the distribution object.
+        const std::string what = e.what();
+        const auto colon = what.find(": ");
+        fail(Pointer(dist_at.to_string() + what.substr(0, colon)),
+             colon == std::string::npos ? what : what.substr(colon + 2));
+      }
+      if (m.distribution->repetitions() != m.samples.size()) {
+        fail(dist_at / "per_repetition",
+             "holds " + std::to_string(m.distribution->repetitions()) +
+                 " repetitions but the metric has " + std::to_string(m.samples.size()) +
+                 " samples");
+      }
     }
     return m;
   }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "result/vocabulary.hpp"
+#include "stats/operation_distribution.hpp"
 #include "stats/summary.hpp"
 
 namespace pathbench {
@@ -36,6 +37,8 @@ struct MetricResult {
   Better better = Better::kHigher;
   std::vector<double> samples;
   Summary stats;
+  // A per-operation metric's distribution; its samples are the repetitions' medians.
+  std::optional<OperationDistribution> distribution;
 };
 
 struct CaseResult {

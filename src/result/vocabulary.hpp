@@ -24,6 +24,9 @@ struct MetricSpec {
   std::string name;  // "bandwidth", "time_per_copy", ...
   std::string unit;  // "GB/s", "s", "s/GiB"
   Better better = Better::kHigher;
+  // Timed operation by operation (a request's latency): each sample carries every operation's
+  // duration in seconds, and the result keeps their distribution (stats/operation_distribution).
+  bool per_operation = false;
 };
 
 // The names of `metrics`, in order (for Family::metric_names).
@@ -48,6 +51,9 @@ struct Check {
 struct Sample {
   double seconds = 0.0;
   std::vector<double> values;
+  // For a per_operation metric i, operation_seconds[i] holds this repetition's durations and the
+  // core sets values[i] to their median; empty (or shorter) when no metric is per_operation.
+  std::vector<std::vector<double>> operation_seconds;
 };
 
 }  // namespace pathbench

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "core/text.hpp"
+
 namespace pathbench {
 namespace {
 
@@ -18,17 +20,6 @@ constexpr std::string_view kSchema = "pathbench.histogram/v1";
 constexpr std::uint64_t kMaxCount = std::numeric_limits<std::uint64_t>::max();
 // Keeps the bucket count within the documented 64 * S (see the header).
 constexpr double kMaxRangeRatio = 0x1p63;
-
-// One allocation, and no `"literal" + std::string&&`, which GCC 12 misreads as an overlapping
-// memcpy under -Werror (-Wrestrict, GCC bug 105651).
-std::string join(std::initializer_list<std::string_view> parts) {
-  std::size_t size = 0;
-  for (const auto part : parts) size += part.size();
-  std::string out;
-  out.reserve(size);
-  for (const auto part : parts) out += part;
-  return out;
-}
 
 // Shortest round-trip form: an error about an edge must show the exact value, and std::to_string
 // would print 1e-9 as 0.000000.
@@ -51,8 +42,8 @@ std::string value_text(const nlohmann::json& value) {
 }
 
 std::string config_text(const LatencyHistogramConfig& config) {
-  return join({"lowest ", number_text(config.lowest), " s, highest ", number_text(config.highest),
-               " s, ", std::to_string(config.significant_digits), " significant digits"});
+  return concat("lowest ", number_text(config.lowest), " s, highest ", number_text(config.highest),
+               " s, ", std::to_string(config.significant_digits), " significant digits");
 }
 
 struct ConfigProblem {
@@ -64,22 +55,22 @@ struct ConfigProblem {
 // in their own words.
 std::optional<ConfigProblem> config_problem(const LatencyHistogramConfig& config) {
   if (!std::isfinite(config.lowest) || !(config.lowest > 0)) {
-    return ConfigProblem{"lowest", join({"must be a finite number of seconds > 0, not ",
-                                         number_text(config.lowest)})};
+    return ConfigProblem{"lowest", concat("must be a finite number of seconds > 0, not ",
+                                         number_text(config.lowest))};
   }
   if (!std::isfinite(config.highest) || !(config.highest > config.lowest)) {
     return ConfigProblem{
-        "highest", join({"must be a finite number of seconds greater than lowest (",
-                         number_text(config.lowest), "), not ", number_text(config.highest)})};
+        "highest", concat("must be a finite number of seconds greater than lowest (",
+                         number_text(config.lowest), "), not ", number_text(config.highest))};
   }
   if (config.highest / config.lowest > kMaxRangeRatio) {
     return ConfigProblem{"highest",
-                         join({"may be at most 2^63 times lowest (", number_text(config.lowest),
-                               "), not ", number_text(config.highest)})};
+                         concat("may be at most 2^63 times lowest (", number_text(config.lowest),
+                               "), not ", number_text(config.highest))};
   }
   if (config.significant_digits < 1 || config.significant_digits > 3) {
-    return ConfigProblem{"significant_digits", join({"must be 1, 2 or 3, not ",
-                                                     std::to_string(config.significant_digits)})};
+    return ConfigProblem{"significant_digits", concat("must be 1, 2 or 3, not ",
+                                                     std::to_string(config.significant_digits))};
   }
   return std::nullopt;
 }
@@ -95,8 +86,8 @@ bool is_valid_sample(double seconds) { return std::isfinite(seconds) && seconds 
 void check_sample(double seconds, std::string_view caller) {
   if (!is_valid_sample(seconds)) {
     throw std::invalid_argument(
-        join({"LatencyHistogram::", caller,
-              ": a duration must be a finite number of seconds >= 0, not ", number_text(seconds)}));
+        concat("LatencyHistogram::", caller,
+              ": a duration must be a finite number of seconds >= 0, not ", number_text(seconds)));
   }
 }
 
@@ -108,26 +99,26 @@ class FieldReader {
       : object_(object), where_(where) {}
 
   [[noreturn]] void fail(std::string_view pointer, std::string_view what) const {
-    throw std::invalid_argument(join({where_, pointer, ": ", what}));
+    throw std::invalid_argument(concat(where_, pointer, ": ", what));
   }
 
   const nlohmann::json& field(std::string_view key) const {
     const auto it = object_.find(key);
-    if (it == object_.end()) fail(join({"/", key}), "is missing");
+    if (it == object_.end()) fail(concat("/", key), "is missing");
     return *it;
   }
 
   double number(const nlohmann::json& value, std::string_view pointer) const {
-    if (!value.is_number()) fail(pointer, join({"must be a number, not ", value_text(value)}));
+    if (!value.is_number()) fail(pointer, concat("must be a number, not ", value_text(value)));
     const double number = value.get<double>();
     if (!std::isfinite(number)) fail(pointer, "must be a finite number");
     return number;
   }
-  double number(std::string_view key) const { return number(field(key), join({"/", key})); }
+  double number(std::string_view key) const { return number(field(key), concat("/", key)); }
 
   double seconds(std::string_view key) const {
     const double value = number(key);
-    if (value < 0) fail(join({"/", key}), join({"must be >= 0 seconds, not ", number_text(value)}));
+    if (value < 0) fail(concat("/", key), concat("must be >= 0 seconds, not ", number_text(value)));
     return value;
   }
 
@@ -136,13 +127,13 @@ class FieldReader {
   std::uint64_t count(const nlohmann::json& value, std::string_view pointer) const {
     if (value.is_number_unsigned()) return value.get<std::uint64_t>();
     if (!value.is_number_integer()) {
-      fail(pointer, join({"must be a non-negative integer, not ", value_text(value)}));
+      fail(pointer, concat("must be a non-negative integer, not ", value_text(value)));
     }
     const auto signed_value = value.get<std::int64_t>();
-    if (signed_value < 0) fail(pointer, join({"must not be negative, not ", value_text(value)}));
+    if (signed_value < 0) fail(pointer, concat("must not be negative, not ", value_text(value)));
     return static_cast<std::uint64_t>(signed_value);
   }
-  std::uint64_t count(std::string_view key) const { return count(field(key), join({"/", key})); }
+  std::uint64_t count(std::string_view key) const { return count(field(key), concat("/", key)); }
 
  private:
   const nlohmann::json& object_;
@@ -158,7 +149,7 @@ void check_no_unknown_fields(const nlohmann::json& object, const FieldReader& re
   for (const auto& item : object.items()) {
     if (std::find(kFields.begin(), kFields.end(), item.key()) == kFields.end()) {
       reader.fail(
-          "", join({"unknown field ", value_text(nlohmann::json(item.key())), " in ", kSchema}));
+          "", concat("unknown field ", value_text(nlohmann::json(item.key())), " in ", kSchema));
     }
   }
 }
@@ -169,11 +160,11 @@ LatencyHistogramConfig read_config(const FieldReader& reader) {
   config.highest = reader.number("highest");
   const std::uint64_t digits = reader.count("significant_digits");
   if (digits < 1 || digits > 3) {
-    reader.fail("/significant_digits", join({"must be 1, 2 or 3, not ", std::to_string(digits)}));
+    reader.fail("/significant_digits", concat("must be 1, 2 or 3, not ", std::to_string(digits)));
   }
   config.significant_digits = static_cast<int>(digits);
   if (const auto problem = config_problem(config)) {
-    reader.fail(join({"/", problem->field}), problem->what);
+    reader.fail(concat("/", problem->field), problem->what);
   }
   return config;
 }
@@ -253,7 +244,7 @@ double LatencyHistogram::ExactSum::rounded() const {
 
 LatencyHistogram::LatencyHistogram(LatencyHistogramConfig config) : config_(config) {
   if (const auto problem = config_problem(config)) {
-    throw std::invalid_argument(join({"LatencyHistogram: ", problem->field, " ", problem->what}));
+    throw std::invalid_argument(concat("LatencyHistogram: ", problem->field, " ", problem->what));
   }
   sub_bucket_bits_ = sub_bucket_bits_for(config.significant_digits);
   counts_.assign(raw_index(config.highest) + 1, 0);
@@ -291,16 +282,16 @@ std::size_t LatencyHistogram::raw_index(double above_lowest) const {
 
 double LatencyHistogram::bucket_upper_edge(std::size_t index) const {
   if (index >= counts_.size()) {
-    throw std::out_of_range(join({"LatencyHistogram::bucket_upper_edge: no bucket ",
-                                  std::to_string(index), " of ", std::to_string(counts_.size())}));
+    throw std::out_of_range(concat("LatencyHistogram::bucket_upper_edge: no bucket ",
+                                  std::to_string(index), " of ", std::to_string(counts_.size())));
   }
   return index + 1 == counts_.size() ? config_.highest : raw_edge(index);
 }
 
 std::uint64_t LatencyHistogram::count_in_bucket(std::size_t index) const {
   if (index >= counts_.size()) {
-    throw std::out_of_range(join({"LatencyHistogram::count_in_bucket: no bucket ",
-                                  std::to_string(index), " of ", std::to_string(counts_.size())}));
+    throw std::out_of_range(concat("LatencyHistogram::count_in_bucket: no bucket ",
+                                  std::to_string(index), " of ", std::to_string(counts_.size())));
   }
   return counts_[index];
 }
@@ -331,8 +322,8 @@ void LatencyHistogram::record(double seconds) {
 void LatencyHistogram::merge(const LatencyHistogram& other) {
   if (other.config_ != config_) {
     throw std::invalid_argument(
-        join({"LatencyHistogram::merge: the configurations differ (", config_text(config_), " vs ",
-              config_text(other.config_), ")"}));
+        concat("LatencyHistogram::merge: the configurations differ (", config_text(config_), " vs ",
+              config_text(other.config_), ")"));
   }
   if (other.count_ > kMaxCount - count_) {
     throw std::overflow_error("LatencyHistogram::merge: more than 2^64 - 1 samples");
@@ -355,7 +346,7 @@ double LatencyHistogram::mean() const {
 double LatencyHistogram::value_at_quantile(double q) const {
   if (!(q >= 0.0 && q <= 1.0)) {
     throw std::invalid_argument(
-        join({"LatencyHistogram::value_at_quantile: q must be in [0, 1], not ", number_text(q)}));
+        concat("LatencyHistogram::value_at_quantile: q must be in [0, 1], not ", number_text(q)));
   }
   if (count_ == 0) {
     throw std::invalid_argument("LatencyHistogram::value_at_quantile: no samples");
@@ -380,9 +371,9 @@ std::vector<std::pair<double, std::uint64_t>> LatencyHistogram::cumulative_bucke
   for (std::size_t i = 0; i < le_bounds.size(); ++i) {
     if (!std::isfinite(le_bounds[i]) || (i > 0 && !(le_bounds[i] > le_bounds[i - 1]))) {
       throw std::invalid_argument(
-          join({"LatencyHistogram::cumulative_buckets: le bounds must be finite and strictly "
+          concat("LatencyHistogram::cumulative_buckets: le bounds must be finite and strictly "
                 "increasing (+Inf is added), bound ",
-                std::to_string(i), " is ", number_text(le_bounds[i])}));
+                std::to_string(i), " is ", number_text(le_bounds[i])));
     }
   }
   std::vector<std::pair<double, std::uint64_t>> cumulative;
@@ -424,11 +415,11 @@ nlohmann::ordered_json LatencyHistogram::to_json() const {
 
 LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j, const std::string& where) {
   const FieldReader reader(j, where);
-  if (!j.is_object()) reader.fail("", join({"must be a JSON object, not ", value_text(j)}));
+  if (!j.is_object()) reader.fail("", concat("must be a JSON object, not ", value_text(j)));
   check_no_unknown_fields(j, reader);
   const nlohmann::json& schema = reader.field("schema");
   if (!schema.is_string() || schema.get<std::string>() != kSchema) {
-    reader.fail("/schema", join({"must be \"", kSchema, "\", not ", value_text(schema)}));
+    reader.fail("/schema", concat("must be \"", kSchema, "\", not ", value_text(schema)));
   }
 
   LatencyHistogram h(read_config(reader));
@@ -440,31 +431,31 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j, const std:
 
   const nlohmann::json& buckets = reader.field("buckets");
   if (!buckets.is_array()) {
-    reader.fail("/buckets", join({"must be an array of [upper_edge_seconds, count] pairs, not ",
-                                  value_text(buckets)}));
+    reader.fail("/buckets", concat("must be an array of [upper_edge_seconds, count] pairs, not ",
+                                  value_text(buckets)));
   }
   std::uint64_t total = h.overflow_;
   std::optional<std::size_t> first_bucket;
   std::optional<std::size_t> last_bucket;
   for (std::size_t k = 0; k < buckets.size(); ++k) {
-    const std::string at = join({"/buckets/", std::to_string(k)});
+    const std::string at = concat("/buckets/", std::to_string(k));
     const nlohmann::json& pair = buckets[k];
     if (!pair.is_array() || pair.size() != 2) {
-      reader.fail(at, join({"must be a pair [upper_edge_seconds, count], not ", value_text(pair)}));
+      reader.fail(at, concat("must be a pair [upper_edge_seconds, count], not ", value_text(pair)));
     }
-    const std::string edge_at = join({at, "/0"});
+    const std::string edge_at = concat(at, "/0");
     const double edge = reader.number(pair[0], edge_at);
     const std::size_t index =
         is_valid_sample(edge) ? h.bucket_index(edge) : h.counts_.size();  // a miss if negative
     if (index == h.counts_.size() || h.bucket_upper_edge(index) != edge) {
-      reader.fail(edge_at, join({number_text(edge), " is not a bucket edge of a histogram of ",
-                                 config_text(h.config_)}));
+      reader.fail(edge_at, concat(number_text(edge), " is not a bucket edge of a histogram of ",
+                                 config_text(h.config_)));
     }
     if (last_bucket && index <= *last_bucket) {
-      reader.fail(edge_at, join({"the edges must increase, but ", number_text(edge), " follows ",
-                                 number_text(h.bucket_upper_edge(*last_bucket))}));
+      reader.fail(edge_at, concat("the edges must increase, but ", number_text(edge), " follows ",
+                                 number_text(h.bucket_upper_edge(*last_bucket))));
     }
-    const std::string count_at = join({at, "/1"});
+    const std::string count_at = concat(at, "/1");
     const std::uint64_t count = reader.count(pair[1], count_at);
     if (count == 0) reader.fail(count_at, "must be > 0: only non-empty buckets are listed");
     if (count > kMaxCount - total) reader.fail(count_at, "the counts add up to more than 2^64 - 1");
@@ -474,8 +465,8 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j, const std:
     last_bucket = index;
   }
   if (total != h.count_) {
-    reader.fail("/count", join({"is ", std::to_string(h.count_), ", but the buckets and overflow ",
-                                "hold ", std::to_string(total), " samples"}));
+    reader.fail("/count", concat("is ", std::to_string(h.count_), ", but the buckets and overflow ",
+                                "hold ", std::to_string(total), " samples"));
   }
 
   if (h.count_ == 0) {
@@ -488,23 +479,23 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j, const std:
   } else {
     if (h.min_ > h.max_) {
       reader.fail("/min",
-                  join({number_text(h.min_), " is greater than max ", number_text(h.max_)}));
+                  concat(number_text(h.min_), " is greater than max ", number_text(h.max_)));
     }
     // The extremes are exact, so they must lie in the outermost non-empty buckets.
     const std::size_t overflow_index = h.counts_.size();
     const std::size_t lowest_used = first_bucket.value_or(overflow_index);
     const std::size_t highest_used = h.overflow_ > 0 ? overflow_index : *last_bucket;
     if (h.bucket_index(h.min_) != lowest_used) {
-      reader.fail("/min", join({number_text(h.min_),
-                                " does not lie in the lowest non-empty bucket (or overflow)"}));
+      reader.fail("/min", concat(number_text(h.min_),
+                                " does not lie in the lowest non-empty bucket (or overflow)"));
     }
     if (h.bucket_index(h.max_) != highest_used) {
-      reader.fail("/max", join({number_text(h.max_),
-                                " does not lie in the highest non-empty bucket (or overflow)"}));
+      reader.fail("/max", concat(number_text(h.max_),
+                                " does not lie in the highest non-empty bucket (or overflow)"));
     }
     if (sum < h.max_) {
-      reader.fail("/sum", join({number_text(sum), " is less than max ", number_text(h.max_),
-                                ", but samples are never negative"}));
+      reader.fail("/sum", concat(number_text(sum), " is less than max ", number_text(h.max_),
+                                ", but samples are never negative"));
     }
   }
   h.sum_.add(sum);

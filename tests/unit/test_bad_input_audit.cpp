@@ -357,7 +357,7 @@ class JournalAudit : public AuditTest {
     c.family = "host_memory";
     c.timing_method = "host_steady_clock";
     const std::vector<double> samples = {1.0, 2.0, 3.0};
-    c.metrics.push_back(MetricResult{"bandwidth", "B/s", Better::kHigher, samples, summarize(samples)});
+    c.metrics.push_back(MetricResult{"bandwidth", "B/s", Better::kHigher, samples, summarize(samples), std::nullopt});
     return c;
   }
   void append(const std::string& text) const {

@@ -17,6 +17,8 @@ struct Script {
   bool skip_in_prepare = false;
   bool failed_check = false;
   bool nan_sample = false;
+  bool per_operation = false;  // time_per_op is per-operation: 3 operations each sample
+  bool no_operations = false;  // ... but measure() hands none
   int warm_ups = 0;
   int measured = 0;
   int destroyed = 0;
@@ -28,14 +30,20 @@ class ScriptedBench final : public CaseBench {
   ~ScriptedBench() override { ++s_.destroyed; }
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
   std::vector<MetricSpec> metrics() const override {
-    return {{"bandwidth", "GB/s", Better::kHigher}, {"time_per_op", "s", Better::kLower}};
+    return {{"bandwidth", "GB/s", Better::kHigher},
+            {"time_per_op", "s", Better::kLower, s_.per_operation}};
   }
   void warm_up(double) override { ++s_.warm_ups; }
   Sample measure() override {
     const int i = s_.measured++;
     if (i == s_.fail_on_sample) throw CaseFailure("scripted failure");
     const double seconds = 0.001 * (i + 1);
-    return {seconds, {s_.nan_sample ? std::nan("") : 10.0 + i, seconds}};
+    Sample sample{seconds, {s_.nan_sample ? std::nan("") : 10.0 + i, seconds}, {}};
+    if (s_.per_operation && !s_.no_operations) {
+      // Operations of repetition i: i+1, 3(i+1) and 2(i+1) ms, median 2(i+1) ms.
+      sample.operation_seconds = {{}, {seconds, 3 * seconds, 2 * seconds}};
+    }
+    return sample;
   }
   void verify() override {
     if (s_.measured - 1 == s_.corrupt_on_sample) throw CaseFailure("pattern mismatch at byte 7");
@@ -171,6 +179,37 @@ TEST(CaseRunner, ANonFiniteSampleFailsTheCase) {
   const CaseResult r = run_case(s, 3);
   EXPECT_EQ(r.status, CaseStatus::kFailed);
   EXPECT_NE(r.reason.find("not finite"), std::string::npos);
+}
+
+TEST(CaseRunner, APerOperationMetricKeepsItsDistributionAndRepetitionMedians) {
+  Script s;
+  s.per_operation = true;
+  const CaseResult r = run_case(s, 4);
+  ASSERT_EQ(r.status, CaseStatus::kOk) << r.reason;
+  EXPECT_FALSE(r.metrics[0].distribution.has_value());
+  const auto& m = r.metrics[1];
+  // Each sample is its repetition's median, not what the bench put in values.
+  EXPECT_EQ(m.samples, (std::vector<double>{0.002, 0.004, 0.006, 0.008}));
+  ASSERT_TRUE(m.distribution.has_value());
+  const OperationDistribution& d = *m.distribution;
+  EXPECT_EQ(d.operations, 12u);
+  EXPECT_EQ(d.histogram.count(), 12u);
+  EXPECT_DOUBLE_EQ(d.statistic("max"), 0.012);
+  EXPECT_EQ(d.repetition_values("max"), (std::vector<double>{0.003, 0.006, 0.009, 0.012}));
+  // Sorted: 1 2 2 3 3 4 4 6 6 8 9 12 ms; the median interpolates between 4 and 4.
+  EXPECT_DOUBLE_EQ(d.statistic("p50"), 0.004);
+  EXPECT_NEAR(d.mean, 0.005, 1e-15);
+}
+
+TEST(CaseRunner, APerOperationMetricWithoutOperationsFailsTheRepetition) {
+  Script s;
+  s.per_operation = true;
+  s.no_operations = true;
+  const CaseResult r = run_case(s, 3);
+  EXPECT_EQ(r.status, CaseStatus::kFailed);
+  EXPECT_NE(r.reason.find("timed no operation for per-operation metric time_per_op"),
+            std::string::npos)
+      << r.reason;
 }
 
 TEST(OperationsFor, FillsMinTimeWithinBounds) {

@@ -1,0 +1,184 @@
+#include "bench/serving.hpp"
+
+#include "measure/gpu_bench.hpp"
+#include "scenario/typed_axis.hpp"
+
+namespace pathbench {
+
+namespace {
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+
+const EnumAxis<ServingStrategy> kStrategy{
+    "strategy",
+    {{"pageable", ServingStrategy::kPageable},
+     {"pin_per_request", ServingStrategy::kPinPerRequest},
+     {"pinned_pool", ServingStrategy::kPinnedPool},
+     {"pinned_pool_chunked", ServingStrategy::kPinnedPoolChunked},
+     {"preallocated_pinned", ServingStrategy::kPreallocatedPinned}},
+    "how a request's host memory reaches the copy engine"};
+const EnumAxis<ServingArrival> kArrival{
+    "arrival",
+    {{"back_to_back", ServingArrival::kBackToBack},
+     {"poisson", ServingArrival::kPoisson},
+     {"bursts", ServingArrival::kBursts}},
+    "when requests arrive: each submitter's next one as soon as its last completed (default), a "
+    "Poisson process at rate_per_s, or bursts of burst_size at rate_per_s on average"};
+const IntegerAxis kRequestBytes{"request_bytes", 4096, 4 * kGiB,
+                                "bytes copied host to device per request, a multiple of 4096"};
+const IntegerAxis kResponseBytes{"response_bytes", 0, 4 * kGiB,
+                                 "bytes copied device to host per request (default 0)"};
+const IntegerAxis kKernelUs{"kernel_us", 0, 1000000,
+                            "the decode step's duration per request, microseconds (default 0: "
+                            "only the step that checks the request's data)"};
+const IntegerAxis kRequests{"requests", 10, 1000000, "requests per repetition (default 2000)"};
+const IntegerAxis kRate{"rate_per_s", 1, 10000000, "mean arrival rate, requests per second"};
+const IntegerAxis kBurstSize{"burst_size", 1, 10000, "requests per burst (default 8)"};
+const IntegerAxis kSubmitters{"submitters", 1, 16,
+                              "host threads issuing requests, each with its own stream, bound "
+                              "to the GPU's NUMA node (default 1)"};
+const EnumAxis<bool> kPriority{"request_priority",
+                               {{"normal", false}, {"high", true}},
+                               "the request streams' priority (default normal)"};
+const EnumAxis<ServingBackground> kBackground{
+    "background",
+    {{"none", ServingBackground::kNone},
+     {"same_direction", ServingBackground::kSameDirection},
+     {"opposite_direction", ServingBackground::kOppositeDirection}},
+    "a bulk transfer issued on another stream just before each request (default none)"};
+const IntegerAxis kBulkBytes{"bulk_bytes", 1 << 20, 16 * kGiB,
+                             "bytes of the background transfer (default 64 MiB)"};
+const IntegerAxis kBulkChunk{"bulk_chunk_bytes", 4096, 16 * kGiB,
+                             "the background transfer is issued as copies of this size "
+                             "(default: one copy of bulk_bytes)"};
+const IntegerAxis kChunkBytes{"chunk_bytes", 4096, kGiB,
+                              "pinned_pool_chunked: slot and chunk size, a multiple of 4096 "
+                              "(default 256 KiB)"};
+const IntegerAxis kPoolSlots{"pool_slots", 1, 4096,
+                             "pinned slots of the pool (pooled strategies) or of the ring of "
+                             "preallocated buffers (default 8)"};
+
+constexpr std::uint64_t kDefaultBulk = std::uint64_t{64} << 20;
+constexpr std::uint64_t kDefaultChunk = std::uint64_t{256} << 10;
+
+ServingRequest decode(const CaseSpec& spec) {
+  ServingRequest r;
+  r.strategy = kStrategy.decode(spec);
+  r.arrival = kArrival.decode_or(spec, ServingArrival::kBackToBack);
+  r.request_bytes = static_cast<std::uint64_t>(kRequestBytes.decode(spec));
+  r.response_bytes = static_cast<std::uint64_t>(kResponseBytes.decode_or(spec, 0));
+  r.kernel_ns = static_cast<std::uint64_t>(kKernelUs.decode_or(spec, 0)) * 1000;
+  r.requests = static_cast<int>(kRequests.decode_or(spec, 2000));
+  r.rate_per_s = static_cast<double>(kRate.decode_or(spec, 0));
+  r.burst_size = static_cast<int>(kBurstSize.decode_or(spec, 8));
+  r.submitters = static_cast<int>(kSubmitters.decode_or(spec, 1));
+  r.high_priority = kPriority.decode_or(spec, false);
+  r.background = kBackground.decode_or(spec, ServingBackground::kNone);
+  r.bulk_bytes = static_cast<std::uint64_t>(kBulkBytes.decode_or(spec, kDefaultBulk));
+  r.bulk_chunk_bytes = static_cast<std::uint64_t>(kBulkChunk.decode_or(spec, r.bulk_bytes));
+  r.chunk_bytes = static_cast<std::uint64_t>(kChunkBytes.decode_or(spec, kDefaultChunk));
+  r.pool_slots = static_cast<int>(kPoolSlots.decode_or(spec, 8));
+  return r;
+}
+
+class ServingFamily final : public DeclaredFamily {
+ public:
+  ServingFamily()
+      : DeclaredFamily(
+            {"serving",
+             "requests replayed against one GPU (back to back, Poisson or bursts; N submitter "
+             "threads): each request's H2D copy through a host-memory strategy (pageable, "
+             "pin_per_request, pinned_pool, pinned_pool_chunked, preallocated_pinned), a step "
+             "that checks its data on the GPU, an optional D2H response; per-request latency "
+             "distributions, and head-of-line blocking behind a bulk transfer",
+             axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes, kKernelUs,
+                          kRequests, kRate, kBurstSize, kSubmitters, kPriority, kBackground,
+                          kBulkBytes, kBulkChunk, kChunkBytes, kPoolSlots),
+             {"strategy", "request_bytes"}}) {}
+
+  std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
+    const ServingRequest r = decode(spec);
+    const bool timed_arrivals = r.arrival != ServingArrival::kBackToBack;
+    if (timed_arrivals && !kRate.present(spec)) {
+      return "arrival \"" + spec.str("arrival") + "\" needs rate_per_s";
+    }
+    if (!timed_arrivals && (kRate.present(spec) || kBurstSize.present(spec))) {
+      return std::string("rate_per_s and burst_size apply only to arrival poisson or bursts");
+    }
+    if (r.arrival == ServingArrival::kPoisson && kBurstSize.present(spec)) {
+      return std::string("burst_size applies only to arrival bursts");
+    }
+    if (r.request_bytes % 4096 != 0) return std::string("request_bytes must be a multiple of 4096");
+    if (r.response_bytes % 8 != 0) return std::string("response_bytes must be a multiple of 8");
+    if (kChunkBytes.present(spec) && r.strategy != ServingStrategy::kPinnedPoolChunked) {
+      return std::string("chunk_bytes applies only to strategy pinned_pool_chunked");
+    }
+    if (r.chunk_bytes % 4096 != 0) return std::string("chunk_bytes must be a multiple of 4096");
+    const bool ring = r.pooled() || r.strategy == ServingStrategy::kPreallocatedPinned;
+    if (kPoolSlots.present(spec) && !ring) {
+      return std::string(
+          "pool_slots applies only to pinned_pool, pinned_pool_chunked and preallocated_pinned");
+    }
+    if (r.background == ServingBackground::kNone) {
+      if (kBulkBytes.present(spec) || kBulkChunk.present(spec)) {
+        return std::string("bulk_bytes and bulk_chunk_bytes apply only with a background");
+      }
+    } else {
+      // Each request gets its own bulk transfer just before it: a closed loop of one submitter.
+      if (r.arrival != ServingArrival::kBackToBack || r.submitters != 1) {
+        return std::string("a background needs arrival back_to_back and one submitter");
+      }
+      if (r.bulk_chunk_bytes > r.bulk_bytes) {
+        return std::string("bulk_chunk_bytes must not exceed bulk_bytes");
+      }
+    }
+    if (r.requests % r.burst_size != 0 && r.arrival == ServingArrival::kBursts) {
+      return std::string("requests must be a multiple of burst_size");
+    }
+    return std::nullopt;
+  }
+
+  MemoryNeeds memory_needs(const CaseSpec& spec) const override {
+    const ServingRequest r = decode(spec);
+    const std::uint64_t per_submitter = r.request_bytes + r.response_bytes;
+    const std::uint64_t slot = r.strategy == ServingStrategy::kPinnedPoolChunked
+                                   ? std::min(r.chunk_bytes, r.request_bytes)
+                                   : r.request_bytes;
+    const std::uint64_t bulk = r.background == ServingBackground::kNone ? 0 : r.bulk_bytes;
+    return {r.submitters * 2 * per_submitter + static_cast<std::uint64_t>(r.pool_slots) * slot +
+                bulk,
+            r.submitters * per_submitter + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
+  }
+  Requirements requirements(const CaseSpec&) const override {
+    return std::move(Requirements().gpu());
+  }
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override {
+    return metric_names_of(serving_metrics(decode(spec).pooled()));
+  }
+  std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
+                                     int device) const override {
+    PATHBENCH_GPU_BENCH(make_serving_bench(decode(spec), machine, device));
+  }
+};
+
+}  // namespace
+
+std::vector<MetricSpec> serving_metrics(bool pooled) {
+  std::vector<MetricSpec> m = {
+      {"h2d_latency", "s", Better::kLower, true},
+      {"request_latency", "s", Better::kLower, true},
+      {"throughput", "requests/s", Better::kHigher},
+      {"copies_issued", "copies", Better::kLower},
+  };
+  if (pooled) {
+    m.push_back({"pool_high_water", "B", Better::kLower});
+    m.push_back({"pool_waits", "acquisitions", Better::kLower});
+    m.push_back({"pool_wait_time", "s", Better::kLower});
+    m.push_back({"pageable_fallbacks", "copies", Better::kLower});
+  }
+  return m;
+}
+
+std::unique_ptr<Family> make_serving_family() { return std::make_unique<ServingFamily>(); }
+
+}  // namespace pathbench

@@ -1,0 +1,527 @@
+// The `serving` family: requests replayed against one GPU. Each submitter thread issues its
+// requests on its own stream (input H2D through the case's strategy, a step that checksums the
+// input on the GPU, optional D2H response); a completion thread per submitter timestamps each
+// request's events as they complete. Latencies run from a request's arrival to its completion.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "bench/serving.hpp"
+#include "core/errors.hpp"
+#include "cuda/cuda_resources.hpp"
+#include "cuda/global_timer.cuh"
+#include "cuda/kernel_loading.hpp"
+#include "measure/pattern.hpp"
+#include "measure/pinned_staging_pool.hpp"
+#include "measure/placed_host_memory.hpp"
+#include "placement/thread_placement.hpp"
+#include "scenario/request_stream.hpp"
+
+namespace pathbench {
+
+namespace {
+
+constexpr std::uint64_t kSeed = 0x73657276696e67ull;  // "serving"
+constexpr std::size_t kPage = 4096;
+using Clock = std::chrono::steady_clock;
+
+// The step of request q: sums its input's 64-bit words into checksum[q] (what the host expects
+// of that request's data, so a slot rewritten under its copy is caught), then stays busy until
+// `ns` have passed, the decode step's stand-in.
+__global__ void decode_step(const unsigned long long* input, std::size_t words,
+                            unsigned long long* checksum, unsigned long long ns) {
+  const unsigned long long start = global_timer_ns();
+  unsigned long long sum = 0;
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < words;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    sum += input[i];
+  }
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  if ((threadIdx.x & 31) == 0) atomicAdd(checksum, sum);
+  spin_until(start, ns);
+}
+
+// Request q's mark in the first word of page p: every request's data differs on every page.
+std::uint64_t stamp(std::uint64_t q, std::uint64_t p) {
+  return splitmix64((q << 24) ^ p ^ kSeed);
+}
+
+class PinnedSlotMemory final : public SlotMemory {
+ public:
+  std::byte* allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    return cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess
+               ? static_cast<std::byte*>(p)
+               : nullptr;
+  }
+  void free(std::byte* memory, std::size_t) noexcept override { cudaFreeHost(memory); }
+};
+
+// Events for the pool's completions, reused once the pool is done with them: creating one per
+// chunk would add its cost to every request.
+class EventRecycler {
+ public:
+  cudaEvent_t take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) {
+      owned_.emplace_back(cudaEventDisableTiming);
+      return owned_.back().get();
+    }
+    cudaEvent_t e = free_.back();
+    free_.pop_back();
+    return e;
+  }
+  void give(cudaEvent_t e) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(e);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<Event> owned_;
+  std::vector<cudaEvent_t> free_;
+};
+
+class RecordedCompletion final : public Completion {
+ public:
+  RecordedCompletion(EventRecycler& events, cudaStream_t stream)
+      : events_(events), event_(events.take()) {
+    PB_CUDA(cudaEventRecord(event_, stream));
+  }
+  ~RecordedCompletion() override { events_.give(event_); }
+  bool done() override {
+    const cudaError_t e = cudaEventQuery(event_);
+    if (e == cudaErrorNotReady) return false;
+    PB_CUDA(e);
+    return true;
+  }
+  void wait() override { PB_CUDA(cudaEventSynchronize(event_)); }
+
+ private:
+  EventRecycler& events_;
+  cudaEvent_t event_;
+};
+
+// One submitter: its stream, device buffers and host buffers, and the requests it issues.
+struct Lane {
+  Lane(int priority, std::uint64_t request_bytes, std::uint64_t response_bytes, bool pinned,
+       PlacedHostMemory source_memory, PlacedHostMemory response_memory)
+      : stream(priority), input(request_bytes),
+        output(std::max<std::uint64_t>(response_bytes, 8)), source(std::move(source_memory)),
+        response(std::move(response_memory)) {
+    if (pinned) pinned_response = PinnedHostMemory(std::max<std::uint64_t>(response_bytes, 8));
+  }
+  // Where the response goes: pinned memory for the strategies that copy from pinned memory, so
+  // that the D2H copy stays asynchronous; pageable memory for the others.
+  std::byte* response_buffer() {
+    return pinned_response.get() != nullptr ? pinned_response.get() : response.data();
+  }
+  Stream stream;
+  DeviceMemory input, output;
+  PlacedHostMemory source, response;     // pageable, on the GPU's node
+  PinnedHostMemory pinned_response;
+  std::vector<PinnedHostMemory> ring;    // preallocated_pinned: the data already pinned
+  std::vector<std::size_t> requests;     // indices into the repetition's schedule
+  std::atomic<std::size_t> enqueued{0};  // requests issued so far
+  std::atomic<std::size_t> completed{0};
+};
+
+class ServingBench final : public CaseBench {
+ public:
+  ServingBench(const ServingRequest& r, const Machine& machine, int device)
+      : r_(r), machine_(machine), device_(make_current(device)),
+        node_(machine.gpu_local_node(device)), h2d_done_(events(r.requests)),
+        done_(events(r.requests)),
+        checksums_(8 * static_cast<std::size_t>(r.requests)), expected_(r.requests),
+        arrival_(r.requests), h2d_at_(r.requests), done_at_(r.requests) {
+    int least = 0, greatest = 0;
+    PB_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    int sms = 0;
+    PB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    blocks_ = std::clamp(static_cast<int>(r.request_bytes / (64 * 1024)), 1, sms);
+    const bool prealloc = r.strategy == ServingStrategy::kPreallocatedPinned;
+    for (int l = 0; l < r.submitters; ++l) {
+      const bool pinned_response = r.strategy != ServingStrategy::kPageable &&
+                                   r.strategy != ServingStrategy::kPinPerRequest;
+      auto lane = std::make_unique<Lane>(r.high_priority ? greatest : least, r.request_bytes,
+                                         r.response_bytes, pinned_response,
+                                         pageable(r.request_bytes), pageable(r.response_bytes));
+      fill_pattern({lane->source.data(), r.request_bytes}, kSeed);
+      for (int s = 0; prealloc && s < r.pool_slots; ++s) {
+        lane->ring.emplace_back(r.request_bytes);
+        std::memcpy(lane->ring.back().get(), lane->source.data(), r.request_bytes);
+      }
+      lanes_.push_back(std::move(lane));
+    }
+    for (int q = 0; q < r.requests; ++q) lanes_[q % r.submitters]->requests.push_back(q);
+    // The pattern's words that stamps replace are not part of any request's checksum.
+    const auto* words = reinterpret_cast<const std::uint64_t*>(lanes_[0]->source.data());
+    for (std::size_t i = 0; i < r.request_bytes / 8; ++i) {
+      if (i % (kPage / 8) != 0) unstamped_sum_ += words[i];
+    }
+    if (r.background != ServingBackground::kNone) {
+      bulk_host_ = PinnedHostMemory(r.bulk_bytes);
+      bulk_device_ = DeviceMemory(r.bulk_bytes);
+      PB_CUDA(cudaMemset(bulk_device_.get(), 0, r.bulk_bytes));
+    }
+    placement_ = lanes_[0]->source.checks("request buffers");
+    if (prealloc) {
+      placement_.push_back(host_memory_kind_check(lanes_[0]->ring[0].get(), cudaMemoryTypeHost,
+                                                  "preallocated request buffer"));
+    }
+  }
+
+  TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
+  std::vector<MetricSpec> metrics() const override { return serving_metrics(r_.pooled()); }
+  std::string timing_detail() const override {
+    return "each request timed by the host steady clock from its arrival (back_to_back: its "
+           "issue) to the completion of its H2D copy and of the whole request, observed by a "
+           "completion thread per submitter waiting on the request's CUDA events";
+  }
+
+  void warm_up(double) override {
+    load_kernel(decode_step);
+    replay(0);  // untimed: first-touch of every buffer and slot, lazy driver state
+    verify();
+  }
+
+  Sample measure() override {
+    ++repetition_;
+    const double seconds = replay(repetition_);
+    std::vector<double> h2d(r_.requests), request(r_.requests);
+    double first = arrival_[0], last = 0;
+    for (int q = 0; q < r_.requests; ++q) {
+      h2d[q] = h2d_at_[q] - arrival_[q];
+      request[q] = done_at_[q] - arrival_[q];
+      first = std::min(first, arrival_[q]);
+      last = std::max(last, done_at_[q]);
+    }
+    Sample s{seconds,
+             {0, 0, r_.requests / (last - first), static_cast<double>(copies_.load())},
+             {std::move(h2d), std::move(request)}};
+    if (r_.pooled()) {
+      s.values.push_back(static_cast<double>(pool_stats_.high_water_bytes_in_use));
+      s.values.push_back(static_cast<double>(pool_stats_.waits));
+      s.values.push_back(pool_stats_.wait_seconds);
+      s.values.push_back(static_cast<double>(pool_stats_.fallbacks));
+    }
+    return s;
+  }
+
+  void verify() override {
+    std::vector<std::uint64_t> seen(r_.requests);
+    PB_CUDA(cudaMemcpy(seen.data(), checksums_.get(), seen.size() * 8, cudaMemcpyDeviceToHost));
+    for (int q = 0; q < r_.requests; ++q) {
+      if (seen[q] != expected_[q]) {
+        throw CaseFailure("request " + std::to_string(q) + " (submitter " +
+                          std::to_string(q % r_.submitters) +
+                          "): the GPU saw data that is not the request's (a staging buffer "
+                          "rewritten before its copy completed, or a copy that went wrong)");
+      }
+    }
+    if (r_.pooled() && pool_stats_.high_water_bytes_in_use > pool_stats_.max_pinned_bytes) {
+      throw CaseFailure("the pool held more pinned bytes than its bound");
+    }
+    verified_ += static_cast<std::uint64_t>(r_.requests);
+  }
+
+  std::vector<Check> checks() const override {
+    std::vector<Check> all = placement_;
+    for (const auto& c : thread_checks_) all.push_back(c);
+    all.push_back({"request_data", verified_ > 0,
+                   verified_ > 0 ? "every request's data matched on the GPU, in every sample"
+                                 : "no sample was verified",
+                   verified_});
+    if (r_.pooled()) {
+      all.push_back({"pool_bound", max_high_water_ <= pool_stats_.max_pinned_bytes,
+                     "pinned bytes in use never above the pool's bound of " +
+                         std::to_string(pool_stats_.max_pinned_bytes) + " (high-water " +
+                         std::to_string(max_high_water_) + ")",
+                     max_high_water_});
+    }
+    return all;
+  }
+
+  std::uint64_t operations_per_sample() const override {
+    return static_cast<std::uint64_t>(r_.requests);
+  }
+  std::uint64_t bytes_per_sample() const override {
+    return static_cast<std::uint64_t>(r_.requests) * (r_.request_bytes + r_.response_bytes);
+  }
+
+ private:
+  PlacedHostMemory pageable(std::uint64_t bytes) const {
+    return PlacedHostMemory({HostMemoryKind::kPageable, std::max<std::uint64_t>(bytes, 8),
+                             PageType::k4K, node_});
+  }
+
+  // Arrival times of repetition `rep`, seconds from its start (empty: back to back).
+  std::vector<double> schedule(std::uint64_t rep) const {
+    RequestShape shape{ByteRange::fixed(r_.request_bytes), ByteRange::fixed(r_.response_bytes),
+                       KernelTimeRange::fixed(r_.kernel_ns / 1000.0)};
+    std::vector<Request> requests;
+    if (r_.arrival == ServingArrival::kPoisson) {
+      PoissonStream p;
+      p.rate_per_s = r_.rate_per_s;
+      p.count = static_cast<std::size_t>(r_.requests);
+      p.shape = shape;
+      p.seed = kDefaultRequestSeed + rep;
+      requests = poisson_requests(p);
+    } else if (r_.arrival == ServingArrival::kBursts) {
+      BurstStream b;
+      b.burst_size = static_cast<std::size_t>(r_.burst_size);
+      b.burst_count = static_cast<std::size_t>(r_.requests / r_.burst_size);
+      b.period_s = r_.burst_size / r_.rate_per_s;
+      b.shape = shape;
+      b.seed = kDefaultRequestSeed + rep;
+      requests = burst_requests(b);
+    }
+    std::vector<double> out;
+    for (const auto& q : requests) out.push_back(q.arrival_s);
+    return out;
+  }
+
+  double seconds_since(Clock::time_point t0) const {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
+  // One repetition: every request issued and completed; returns its wall time.
+  double replay(std::uint64_t rep) {
+    const std::vector<double> at = schedule(rep);
+    PB_CUDA(cudaMemset(checksums_.get(), 0, checksums_.size()));
+    PB_CUDA(cudaDeviceSynchronize());
+    copies_ = 0;
+    abort_ = false;
+    std::optional<PinnedStagingPool> pool;
+    if (r_.pooled()) {
+      const std::size_t slot = r_.strategy == ServingStrategy::kPinnedPoolChunked
+                                   ? std::min(r_.chunk_bytes, r_.request_bytes)
+                                   : r_.request_bytes;
+      StagingPoolConfig config;
+      config.buckets = {{slot, static_cast<std::size_t>(r_.pool_slots)}};
+      config.max_pinned_bytes = slot * static_cast<std::size_t>(r_.pool_slots);
+      config.policy = ExhaustedPolicy::kFallback;
+      pool.emplace(std::move(config), slot_memory_);
+    }
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto guarded = [&](auto&& body, bool record_placement) {
+      return [&, body, record_placement] {
+        try {
+          make_current(device_);
+          ThreadPlacement placement(machine_, node_);
+          body();
+          if (rep == 1 && record_placement) {
+            std::lock_guard lock(error_mutex);
+            thread_checks_.push_back(placement.check("submitter thread"));
+          }
+        } catch (...) {
+          std::lock_guard lock(error_mutex);
+          if (!error) error = std::current_exception();
+          abort_ = true;
+        }
+      };
+    };
+    if (rep == 1) thread_checks_.clear();
+    const auto t0 = Clock::now() + std::chrono::milliseconds(2);
+    std::vector<std::thread> threads;
+    for (auto& lane : lanes_) {
+      lane->enqueued = 0;
+      lane->completed = 0;
+      Lane* l = lane.get();
+      threads.emplace_back(
+          guarded([this, l, &at, &pool, t0] { submit(*l, at, pool, t0); }, true));
+      threads.emplace_back(guarded([this, l, t0] { complete(*l, t0); }, false));
+    }
+    for (auto& t : threads) t.join();
+    if (pool) {
+      pool->drain();
+      pool_stats_ = pool->stats();
+      max_high_water_ = std::max(max_high_water_, pool_stats_.high_water_bytes_in_use);
+    }
+    if (r_.background != ServingBackground::kNone) bulk_stream_.synchronize();
+    if (error) std::rethrow_exception(error);
+    return seconds_since(t0);
+  }
+
+  void submit(Lane& lane, const std::vector<double>& at, std::optional<PinnedStagingPool>& pool,
+              Clock::time_point t0) {
+    while (Clock::now() < t0) {
+    }
+    for (std::size_t k = 0; k < lane.requests.size() && !abort_; ++k) {
+      const std::size_t q = lane.requests[k];
+      if (at.empty()) {
+        while (lane.completed.load(std::memory_order_acquire) < k) {
+          if (abort_) return;
+        }
+        if (r_.background != ServingBackground::kNone) bulk_stream_.synchronize();
+        prepare_data(lane, k, q);  // the request's data exists before it arrives
+        arrival_[q] = seconds_since(t0);
+        if (r_.background != ServingBackground::kNone) enqueue_bulk();
+      } else {
+        prepare_data(lane, k, q);
+        const auto due = t0 + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(at[q]));
+        if (due - Clock::now() > std::chrono::microseconds(200)) {
+          std::this_thread::sleep_until(due - std::chrono::microseconds(100));
+        }
+        while (Clock::now() < due) {
+        }
+        arrival_[q] = at[q];
+      }
+      issue(lane, k, q, pool);
+      lane.enqueued.store(k + 1, std::memory_order_release);
+    }
+  }
+
+  // Stamps request q into the buffer it is copied from, and records the checksum to expect.
+  void prepare_data(Lane& lane, std::size_t k, std::size_t q) {
+    std::byte* data = lane.source.data();
+    if (r_.strategy == ServingStrategy::kPreallocatedPinned) {
+      const std::size_t slot = k % lane.ring.size();
+      if (k >= lane.ring.size()) {
+        // The buffer's previous request must have been copied out of it before it is rewritten.
+        PB_CUDA(cudaEventSynchronize(h2d_done_[lane.requests[k - lane.ring.size()]].get()));
+      }
+      data = lane.ring[slot].get();
+    }
+    std::uint64_t sum = unstamped_sum_;
+    for (std::size_t p = 0; p < r_.request_bytes / kPage; ++p) {
+      const std::uint64_t v = stamp(q, p);
+      std::memcpy(data + p * kPage, &v, sizeof v);
+      sum += v;
+    }
+    expected_[q] = sum;
+  }
+
+  void copy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+    PB_CUDA(cudaMemcpyAsync(to, from, bytes, kind, s));
+    copies_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void issue(Lane& lane, std::size_t k, std::size_t q, std::optional<PinnedStagingPool>& pool) {
+    cudaStream_t s = lane.stream.get();
+    std::byte* input = lane.input.get();
+    const std::size_t bytes = r_.request_bytes;
+    switch (r_.strategy) {
+      case ServingStrategy::kPageable:
+        copy(input, lane.source.data(), bytes, cudaMemcpyHostToDevice, s);
+        break;
+      case ServingStrategy::kPinPerRequest: {
+        HostRegistration pinned(lane.source.data(), bytes);
+        copy(input, lane.source.data(), bytes, cudaMemcpyHostToDevice, s);
+        // Unregistering under a copy that still reads the memory is not allowed: wait first.
+        PB_CUDA(cudaStreamSynchronize(s));
+        break;
+      }
+      case ServingStrategy::kPinnedPool:
+      case ServingStrategy::kPinnedPoolChunked: {
+        std::size_t offset = 0;
+        for (const std::size_t chunk : pool->chunks_for(bytes)) {
+          if (auto lease = pool->acquire(chunk)) {
+            std::memcpy(lease->data().data(), lane.source.data() + offset, chunk);
+            copy(input + offset, lease->data().data(), chunk, cudaMemcpyHostToDevice, s);
+            lease->in_flight(std::make_unique<RecordedCompletion>(events_, s));
+          } else {
+            copy(input + offset, lane.source.data() + offset, chunk, cudaMemcpyHostToDevice, s);
+          }
+          offset += chunk;
+        }
+        break;
+      }
+      case ServingStrategy::kPreallocatedPinned:
+        copy(input, lane.ring[k % lane.ring.size()].get(), bytes, cudaMemcpyHostToDevice, s);
+        break;
+    }
+    PB_CUDA(cudaEventRecord(h2d_done_[q].get(), s));
+    decode_step<<<blocks_, 256, 0, s>>>(reinterpret_cast<const unsigned long long*>(input),
+                                        bytes / 8,
+                                        reinterpret_cast<unsigned long long*>(checksums_.get()) + q,
+                                        r_.kernel_ns);
+    PB_CUDA(cudaGetLastError());
+    if (r_.response_bytes > 0) {
+      if (r_.strategy == ServingStrategy::kPinPerRequest) {
+        HostRegistration pinned(lane.response.data(), r_.response_bytes);
+        copy(lane.response.data(), lane.output.get(), r_.response_bytes, cudaMemcpyDeviceToHost, s);
+        PB_CUDA(cudaStreamSynchronize(s));
+      } else {
+        copy(lane.response_buffer(), lane.output.get(), r_.response_bytes, cudaMemcpyDeviceToHost,
+             s);
+      }
+    }
+    PB_CUDA(cudaEventRecord(done_[q].get(), s));
+  }
+
+  void enqueue_bulk() {
+    const bool same = r_.background == ServingBackground::kSameDirection;
+    for (std::uint64_t off = 0; off < r_.bulk_bytes; off += r_.bulk_chunk_bytes) {
+      const std::size_t n = std::min(r_.bulk_chunk_bytes, r_.bulk_bytes - off);
+      std::byte* host = bulk_host_.get() + off;
+      std::byte* dev = bulk_device_.get() + off;
+      PB_CUDA(cudaMemcpyAsync(same ? static_cast<void*>(dev) : host, same ? host : dev, n,
+                              same ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                              bulk_stream_.get()));
+    }
+  }
+
+  void complete(Lane& lane, Clock::time_point t0) {
+    for (std::size_t k = 0; k < lane.requests.size(); ++k) {
+      const std::size_t q = lane.requests[k];
+      while (lane.enqueued.load(std::memory_order_acquire) <= k) {
+        if (abort_) return;
+        std::this_thread::yield();
+      }
+      PB_CUDA(cudaEventSynchronize(h2d_done_[q].get()));
+      h2d_at_[q] = seconds_since(t0);
+      PB_CUDA(cudaEventSynchronize(done_[q].get()));
+      done_at_[q] = seconds_since(t0);
+      lane.completed.store(k + 1, std::memory_order_release);
+    }
+  }
+
+  static std::vector<Event> events(int n) {
+    std::vector<Event> v;
+    v.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) v.emplace_back(cudaEventDisableTiming);
+    return v;
+  }
+
+  ServingRequest r_;
+  const Machine& machine_;
+  int device_;
+  std::optional<int> node_;
+  int blocks_ = 1;
+  std::vector<Event> h2d_done_, done_;
+  DeviceMemory checksums_;
+  std::vector<std::uint64_t> expected_;
+  std::vector<double> arrival_, h2d_at_, done_at_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::uint64_t unstamped_sum_ = 0;
+  PinnedSlotMemory slot_memory_;
+  EventRecycler events_;
+  Stream bulk_stream_;
+  PinnedHostMemory bulk_host_;
+  DeviceMemory bulk_device_;
+  std::atomic<std::uint64_t> copies_{0};
+  std::atomic<bool> abort_{false};
+  StagingPoolStats pool_stats_;
+  std::size_t max_high_water_ = 0;
+  std::uint64_t repetition_ = 0;
+  std::uint64_t verified_ = 0;
+  std::vector<Check> placement_;
+  std::vector<Check> thread_checks_;
+};
+
+}  // namespace
+
+std::unique_ptr<CaseBench> make_serving_bench(const ServingRequest& r, const Machine& machine,
+                                              int device) {
+  return std::make_unique<ServingBench>(r, machine, device);
+}
+
+}  // namespace pathbench

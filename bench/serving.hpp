@@ -1,0 +1,55 @@
+#pragma once
+
+// The `serving` family: a stream of requests replayed against one GPU the way an inference server
+// issues them — each request's input copied host to device, a decode-like step, its output
+// copied back — through one of five host-memory strategies, with the per-request latency
+// distribution as the result. A bulk transfer issued just before each request shows head-of-line
+// blocking and what chunking the bulk copy does about it.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "measure/family.hpp"
+
+namespace pathbench {
+
+enum class ServingStrategy {
+  kPageable,            // cudaMemcpyAsync straight from the request's pageable buffer
+  kPinPerRequest,       // cudaHostRegister the buffer, copy, cudaHostUnregister
+  kPinnedPool,          // memcpy into a pooled pinned slot, async copy; pageable when exhausted
+  kPinnedPoolChunked,   // the same in slot-sized chunks
+  kPreallocatedPinned,  // the data is already in pinned memory: the ideal
+};
+enum class ServingArrival { kBackToBack, kPoisson, kBursts };
+enum class ServingBackground { kNone, kSameDirection, kOppositeDirection };
+
+struct ServingRequest {
+  ServingStrategy strategy = ServingStrategy::kPreallocatedPinned;
+  ServingArrival arrival = ServingArrival::kBackToBack;
+  std::uint64_t request_bytes = 0;   // host -> device per request
+  std::uint64_t response_bytes = 0;  // device -> host per request (KV offload)
+  std::uint64_t kernel_ns = 0;       // the step's duration on the GPU
+  int requests = 2000;               // per repetition
+  double rate_per_s = 0;             // poisson and bursts
+  int burst_size = 8;
+  int submitters = 1;
+  bool high_priority = false;  // request streams at the device's greatest priority
+  ServingBackground background = ServingBackground::kNone;
+  std::uint64_t bulk_bytes = 0;
+  std::uint64_t bulk_chunk_bytes = 0;  // the bulk transfer is issued as copies of this size
+  std::uint64_t chunk_bytes = 0;       // pinned_pool_chunked: slot size
+  int pool_slots = 8;
+  bool pooled() const {
+    return strategy == ServingStrategy::kPinnedPool ||
+           strategy == ServingStrategy::kPinnedPoolChunked;
+  }
+};
+
+std::vector<MetricSpec> serving_metrics(bool pooled);
+
+std::unique_ptr<Family> make_serving_family();
+std::unique_ptr<CaseBench> make_serving_bench(const ServingRequest& r, const Machine& machine,
+                                              int device);  // bench/serving.cu
+
+}  // namespace pathbench
