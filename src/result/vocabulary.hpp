@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,12 @@ struct Check {
 // One repetition's values, one per metric in metrics() order. `seconds` is the timed duration
 // handed to Google Benchmark as manual time.
 struct Sample {
+  Sample() = default;
+  Sample(double timed_seconds, std::vector<double> metric_values,
+         std::vector<std::vector<double>> per_operation = {})
+      : seconds(timed_seconds),
+        values(std::move(metric_values)),
+        operation_seconds(std::move(per_operation)) {}
   double seconds = 0.0;
   std::vector<double> values;
   // For a per_operation metric i, operation_seconds[i] holds this repetition's durations and the
