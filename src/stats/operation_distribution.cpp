@@ -113,7 +113,10 @@ OperationDistribution distribution_from_json(const nlohmann::ordered_json& j,
   }
   OperationDistribution d;
   const auto& ops = member(j, where, "", "operations");
-  if (!ops.is_number_unsigned() || ops.get<std::uint64_t>() == 0) {
+  const bool positive = ops.is_number_unsigned()  ? ops.get<std::uint64_t>() > 0
+                        : ops.is_number_integer() ? ops.get<std::int64_t>() > 0
+                                                  : false;
+  if (!positive) {
     fail(where, "/operations", concat("expected an integer >= 1, found ", ops.dump()));
   }
   d.operations = ops.get<std::uint64_t>();

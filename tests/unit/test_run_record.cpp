@@ -47,7 +47,7 @@ class RunRecordTest : public ::testing::Test {
     c.family = "host_memory";
     c.timing_method = "host_steady_clock";
     const std::vector<double> samples = {1.0, 2.0, 3.0};
-    MetricResult m{"bandwidth", "B/s", Better::kHigher, samples, summarize(samples)};
+    MetricResult m{"bandwidth", "B/s", Better::kHigher, samples, summarize(samples), std::nullopt};
     c.metrics.push_back(m);
     return c;
   }

@@ -1,0 +1,126 @@
+// GPU tests of the serving family, through the CLI's case runner. Label `gpu`; they skip without a
+// device.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "bench/serving.hpp"
+#include "inventory/inventory.hpp"
+#include "runner_case.hpp"
+#include "scenario/expansion.hpp"
+#include "test_gpu_common.hpp"
+
+namespace pathbench {
+namespace {
+
+CaseSpec serving_case(nlohmann::ordered_json params) {
+  CaseSpec spec;
+  spec.family = "serving";
+  spec.scenario = "test";
+  spec.params = std::move(params);
+  spec.id = case_id("serving", spec.params);
+  spec.min_time = 0.01;
+  return spec;
+}
+
+MeasuredCase measure(const CaseSpec& spec, int samples = 3) {
+  return run_case(*make_serving_family(), spec, machine_from(collect_inventory({})), samples);
+}
+
+const MetricResult& metric(const MeasuredCase& m, const std::string& name) {
+  for (const auto& x : m.metrics) {
+    if (x.name == name) return x;
+  }
+  throw std::runtime_error("no metric " + name);
+}
+
+// The per-request H2D distribution is there, consistent, and every check passed.
+const OperationDistribution& expect_sound(const MeasuredCase& m, std::uint64_t requests,
+                                          int samples = 3) {
+  for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
+  EXPECT_NE(m.check("request_data"), nullptr);
+  EXPECT_NE(m.check("thread_placement"), nullptr);
+  const auto& h2d = metric(m, "h2d_latency");
+  const auto& req = metric(m, "request_latency");
+  EXPECT_TRUE(h2d.distribution.has_value());
+  EXPECT_TRUE(req.distribution.has_value());
+  static const OperationDistribution empty;
+  if (!h2d.distribution || !req.distribution) return empty;
+  const auto& d = *h2d.distribution;
+  EXPECT_EQ(d.operations, requests * static_cast<std::uint64_t>(samples));
+  EXPECT_EQ(d.repetitions(), static_cast<std::size_t>(samples));
+  EXPECT_GT(d.statistic("p50"), 0.0);
+  EXPECT_LE(d.statistic("p50"), d.statistic("p99"));
+  EXPECT_LE(d.statistic("p99"), d.statistic("max"));
+  // The whole request includes its H2D copy.
+  EXPECT_GE(req.distribution->statistic("p50"), d.statistic("p50"));
+  EXPECT_GT(metric(m, "throughput").stats.median, 0.0);
+  return d;
+}
+
+TEST(ServingGpu, EveryStrategyDeliversEveryRequestsData) {
+  PATHBENCH_REQUIRE_GPU();
+  std::map<std::string, double> p50;
+  for (const char* strategy : {"preallocated_pinned", "pageable", "pin_per_request", "pinned_pool",
+                               "pinned_pool_chunked"}) {
+    SCOPED_TRACE(strategy);
+    nlohmann::ordered_json params = {
+        {"strategy", strategy}, {"request_bytes", 65536}, {"requests", 500}};
+    if (std::string(strategy) == "pinned_pool_chunked") params["chunk_bytes"] = 16384;
+    const MeasuredCase m = measure(serving_case(params));
+    ASSERT_TRUE(m.skipped.empty()) << m.skipped;
+    p50[strategy] = expect_sound(m, 500).statistic("p50");
+    const bool pooled = std::string(strategy).rfind("pinned_pool", 0) == 0;
+    EXPECT_EQ(m.check("pool_bound") != nullptr, pooled);
+    // One request at a time: the pool never runs out.
+    if (pooled) {
+      EXPECT_EQ(metric(m, "pageable_fallbacks").stats.max, 0.0);
+    }
+    std::printf("[   INFO   ] %s 64 KiB: h2d p50 %.1f us\n", strategy, p50[strategy] * 1e6);
+  }
+  // Registering and unregistering per request costs far more than the copy (docs/measurements.md:
+  // 104 us against 9.4 us on the H200).
+  EXPECT_GT(p50["pin_per_request"], 2 * p50["preallocated_pinned"]);
+}
+
+TEST(ServingGpu, ARequestQueuesBehindABulkCopyInItsOwnDirection) {
+  PATHBENCH_REQUIRE_GPU();
+  std::map<std::string, double> p50;
+  for (const char* background : {"same_direction", "opposite_direction"}) {
+    const MeasuredCase m = measure(serving_case({{"strategy", "preallocated_pinned"},
+                                                 {"request_bytes", 65536},
+                                                 {"requests", 100},
+                                                 {"background", background},
+                                                 {"bulk_bytes", 64 << 20}}));
+    ASSERT_TRUE(m.skipped.empty()) << m.skipped;
+    p50[background] = expect_sound(m, 100).statistic("p50");
+    std::printf("[   INFO   ] behind 64 MiB %s: h2d p50 %.1f us\n", background,
+                p50[background] * 1e6);
+  }
+  // 64 MiB takes over a millisecond on any PCIe link; the other direction has its own engine.
+  EXPECT_GT(p50["same_direction"], 5 * p50["opposite_direction"]);
+}
+
+TEST(ServingGpu, PoissonArrivalsThroughASmallPoolKeepItsBound) {
+  PATHBENCH_REQUIRE_GPU();
+  const MeasuredCase m = measure(serving_case({{"strategy", "pinned_pool"},
+                                               {"request_bytes", 262144},
+                                               {"response_bytes", 16384},
+                                               {"kernel_us", 50},
+                                               {"arrival", "poisson"},
+                                               {"rate_per_s", 20000},
+                                               {"submitters", 2},
+                                               {"pool_slots", 2},
+                                               {"requests", 1000}}));
+  ASSERT_TRUE(m.skipped.empty()) << m.skipped;
+  expect_sound(m, 1000);
+  ASSERT_NE(m.check("pool_bound"), nullptr);
+  EXPECT_LE(metric(m, "pool_high_water").stats.max, 2.0 * 262144);
+  std::printf("[   INFO   ] poisson pool of 2: fallbacks per repetition %.0f, waits %.0f\n",
+              metric(m, "pageable_fallbacks").stats.median, metric(m, "pool_waits").stats.median);
+}
+
+}  // namespace
+}  // namespace pathbench
