@@ -1,7 +1,8 @@
 // The `serving` family: requests replayed against one GPU. Each submitter thread issues its
 // requests on its own stream (input H2D through the case's strategy, a step that checksums the
-// input on the GPU, optional D2H response); a completion thread per submitter timestamps each
-// request's events as they complete. Latencies run from a request's arrival to its completion.
+// input on the GPU, optional D2H response). Back to back, the submitter then waits for the
+// request itself; with timed arrivals a completion thread per submitter timestamps each request's
+// events as they complete. Latencies run from a request's arrival to its completion.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -128,7 +129,6 @@ struct Lane {
   std::vector<PinnedHostMemory> ring;    // preallocated_pinned: the data already pinned
   std::vector<std::size_t> requests;     // indices into the repetition's schedule
   std::atomic<std::size_t> enqueued{0};  // requests issued so far
-  std::atomic<std::size_t> completed{0};
 };
 
 class ServingBench final : public CaseBench {
@@ -180,8 +180,9 @@ class ServingBench final : public CaseBench {
   std::vector<MetricSpec> metrics() const override { return serving_metrics(r_.pooled()); }
   std::string timing_detail() const override {
     return "each request timed by the host steady clock from its arrival (back_to_back: its "
-           "issue) to the completion of its H2D copy and of the whole request, observed by a "
-           "completion thread per submitter waiting on the request's CUDA events";
+           "issue) to the completion of its H2D copy and of the whole request, seen by waiting on "
+           "the request's CUDA events: back_to_back in the submitting thread itself, as a "
+           "blocking caller; with timed arrivals in a completion thread per submitter";
   }
 
   void warm_up(double) override {
@@ -332,11 +333,17 @@ class ServingBench final : public CaseBench {
     std::vector<std::thread> threads;
     for (auto& lane : lanes_) {
       lane->enqueued = 0;
-      lane->completed = 0;
       Lane* l = lane.get();
       threads.emplace_back(
           guarded([this, l, &at, &pool, t0] { submit(*l, at, pool, t0); }, true));
-      threads.emplace_back(guarded([this, l, t0] { complete(*l, t0); }, false));
+      // Back to back, the submitter waits for each request itself, as a blocking caller does.
+      if (!at.empty()) threads.emplace_back(guarded([this, l, t0] { complete(*l, t0); }, false));
+    }
+    bulk_go_ = 0;
+    bulk_started_ = 0;
+    bulk_done_ = 0;
+    if (r_.background != ServingBackground::kNone) {
+      threads.emplace_back(guarded([this] { run_bulk(); }, false));
     }
     for (auto& t : threads) t.join();
     if (pool) {
@@ -344,7 +351,6 @@ class ServingBench final : public CaseBench {
       pool_stats_ = pool->stats();
       max_high_water_ = std::max(max_high_water_, pool_stats_.high_water_bytes_in_use);
     }
-    if (r_.background != ServingBackground::kNone) bulk_stream_.synchronize();
     if (error) std::rethrow_exception(error);
     return seconds_since(t0);
   }
@@ -356,13 +362,22 @@ class ServingBench final : public CaseBench {
     for (std::size_t k = 0; k < lane.requests.size() && !abort_; ++k) {
       const std::size_t q = lane.requests[k];
       if (at.empty()) {
-        while (lane.completed.load(std::memory_order_acquire) < k) {
-          if (abort_) return;
-        }
-        if (r_.background != ServingBackground::kNone) bulk_stream_.synchronize();
         prepare_data(lane, k, q);  // the request's data exists before it arrives
+        if (r_.background != ServingBackground::kNone) {
+          // The previous request's bulk transfer has ended; this one's first chunk is queued.
+          while (bulk_done_.load(std::memory_order_acquire) < k) {
+            if (abort_) return;
+          }
+          bulk_go_.store(k + 1, std::memory_order_release);
+          while (bulk_started_.load(std::memory_order_acquire) < k + 1) {
+            if (abort_) return;
+          }
+        }
         arrival_[q] = seconds_since(t0);
-        if (r_.background != ServingBackground::kNone) enqueue_bulk();
+        issue(lane, k, q, pool);
+        lane.enqueued.store(k + 1, std::memory_order_release);
+        observe(q, t0);
+        continue;
       } else {
         prepare_data(lane, k, q);
         const auto due = t0 + std::chrono::duration_cast<Clock::duration>(
@@ -457,31 +472,46 @@ class ServingBench final : public CaseBench {
     PB_CUDA(cudaEventRecord(done_[q].get(), s));
   }
 
-  void enqueue_bulk() {
+  // One bulk transfer per request, issued chunk by chunk with one chunk in flight: a request
+  // queued behind it waits for at most the chunk being copied (the mitigation chunking buys).
+  void run_bulk() {
     const bool same = r_.background == ServingBackground::kSameDirection;
-    for (std::uint64_t off = 0; off < r_.bulk_bytes; off += r_.bulk_chunk_bytes) {
-      const std::size_t n = std::min(r_.bulk_chunk_bytes, r_.bulk_bytes - off);
-      std::byte* host = bulk_host_.get() + off;
-      std::byte* dev = bulk_device_.get() + off;
-      PB_CUDA(cudaMemcpyAsync(same ? static_cast<void*>(dev) : host, same ? host : dev, n,
-                              same ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
-                              bulk_stream_.get()));
+    Event chunk_done(cudaEventDisableTiming);
+    for (std::size_t k = 0; k < static_cast<std::size_t>(r_.requests); ++k) {
+      while (bulk_go_.load(std::memory_order_acquire) < k + 1) {
+        if (abort_) return;
+      }
+      for (std::uint64_t off = 0; off < r_.bulk_bytes; off += r_.bulk_chunk_bytes) {
+        const std::size_t n = std::min(r_.bulk_chunk_bytes, r_.bulk_bytes - off);
+        std::byte* host = bulk_host_.get() + off;
+        std::byte* dev = bulk_device_.get() + off;
+        PB_CUDA(cudaMemcpyAsync(same ? static_cast<void*>(dev) : host, same ? host : dev, n,
+                                same ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                                bulk_stream_.get()));
+        PB_CUDA(cudaEventRecord(chunk_done.get(), bulk_stream_.get()));
+        if (off == 0) bulk_started_.store(k + 1, std::memory_order_release);
+        PB_CUDA(cudaEventSynchronize(chunk_done.get()));
+      }
+      bulk_done_.store(k + 1, std::memory_order_release);
     }
   }
 
   void complete(Lane& lane, Clock::time_point t0) {
     for (std::size_t k = 0; k < lane.requests.size(); ++k) {
-      const std::size_t q = lane.requests[k];
       while (lane.enqueued.load(std::memory_order_acquire) <= k) {
         if (abort_) return;
         std::this_thread::yield();
       }
-      PB_CUDA(cudaEventSynchronize(h2d_done_[q].get()));
-      h2d_at_[q] = seconds_since(t0);
-      PB_CUDA(cudaEventSynchronize(done_[q].get()));
-      done_at_[q] = seconds_since(t0);
-      lane.completed.store(k + 1, std::memory_order_release);
+      observe(lane.requests[k], t0);
     }
+  }
+
+  // Timestamps request q's completions as they happen (events complete in stream order).
+  void observe(std::size_t q, Clock::time_point t0) {
+    PB_CUDA(cudaEventSynchronize(h2d_done_[q].get()));
+    h2d_at_[q] = seconds_since(t0);
+    PB_CUDA(cudaEventSynchronize(done_[q].get()));
+    done_at_[q] = seconds_since(t0);
   }
 
   static std::vector<Event> events(int n) {
@@ -509,6 +539,7 @@ class ServingBench final : public CaseBench {
   DeviceMemory bulk_device_;
   std::atomic<std::uint64_t> copies_{0};
   std::atomic<bool> abort_{false};
+  std::atomic<std::size_t> bulk_go_{0}, bulk_started_{0}, bulk_done_{0};
   StagingPoolStats pool_stats_;
   std::size_t max_high_water_ = 0;
   std::uint64_t repetition_ = 0;
