@@ -29,6 +29,7 @@ namespace {
 
 constexpr std::uint64_t kSeed = 0x73657276696e67ull;  // "serving"
 constexpr std::size_t kPage = 4096;
+constexpr std::chrono::seconds kWaitLimit{60};
 using Clock = std::chrono::steady_clock;
 
 // The step of request q: sums its input's 64-bit words into checksum[q] (what the host expects
@@ -329,19 +330,20 @@ class ServingBench final : public CaseBench {
       };
     };
     if (rep == 1) thread_checks_.clear();
+    // Reset before any thread starts: a submitter must never see the last repetition's counts.
+    bulk_go_ = 0;
+    bulk_started_ = 0;
+    bulk_done_ = 0;
+    for (auto& lane : lanes_) lane->enqueued = 0;
     const auto t0 = Clock::now() + std::chrono::milliseconds(2);
     std::vector<std::thread> threads;
     for (auto& lane : lanes_) {
-      lane->enqueued = 0;
       Lane* l = lane.get();
       threads.emplace_back(
           guarded([this, l, &at, &pool, t0] { submit(*l, at, pool, t0); }, true));
       // Back to back, the submitter waits for each request itself, as a blocking caller does.
       if (!at.empty()) threads.emplace_back(guarded([this, l, t0] { complete(*l, t0); }, false));
     }
-    bulk_go_ = 0;
-    bulk_started_ = 0;
-    bulk_done_ = 0;
     if (r_.background != ServingBackground::kNone) {
       threads.emplace_back(guarded([this] { run_bulk(); }, false));
     }
@@ -365,18 +367,22 @@ class ServingBench final : public CaseBench {
         prepare_data(lane, k, q);  // the request's data exists before it arrives
         if (r_.background != ServingBackground::kNone) {
           // The previous request's bulk transfer has ended; this one's first chunk is queued.
-          while (bulk_done_.load(std::memory_order_acquire) < k) {
-            if (abort_) return;
+          if (!wait_until([&] { return bulk_done_.load(std::memory_order_acquire) >= k; },
+                          "the previous bulk transfer")) {
+            return;
           }
           bulk_go_.store(k + 1, std::memory_order_release);
-          while (bulk_started_.load(std::memory_order_acquire) < k + 1) {
-            if (abort_) return;
+          if (!wait_until([&] { return bulk_started_.load(std::memory_order_acquire) > k; },
+                          "the bulk transfer's start")) {
+            return;
           }
         }
         arrival_[q] = seconds_since(t0);
-        issue(lane, k, q, pool);
-        lane.enqueued.store(k + 1, std::memory_order_release);
-        observe(q, t0);
+        // A blocking caller: the copy, waited for, then the step and the response.
+        issue_h2d(lane, k, q, pool);
+        observe_h2d(q, t0);
+        issue_step(lane, q);
+        observe_done(q, t0);
         continue;
       } else {
         prepare_data(lane, k, q);
@@ -389,7 +395,8 @@ class ServingBench final : public CaseBench {
         }
         arrival_[q] = at[q];
       }
-      issue(lane, k, q, pool);
+      issue_h2d(lane, k, q, pool);
+      issue_step(lane, q);
       lane.enqueued.store(k + 1, std::memory_order_release);
     }
   }
@@ -401,7 +408,7 @@ class ServingBench final : public CaseBench {
       const std::size_t slot = k % lane.ring.size();
       if (k >= lane.ring.size()) {
         // The buffer's previous request must have been copied out of it before it is rewritten.
-        PB_CUDA(cudaEventSynchronize(h2d_done_[lane.requests[k - lane.ring.size()]].get()));
+        wait_for_event(h2d_done_[lane.requests[k - lane.ring.size()]].get(), "a request's H2D copy");
       }
       data = lane.ring[slot].get();
     }
@@ -419,7 +426,8 @@ class ServingBench final : public CaseBench {
     copies_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  void issue(Lane& lane, std::size_t k, std::size_t q, std::optional<PinnedStagingPool>& pool) {
+  void issue_h2d(Lane& lane, std::size_t k, std::size_t q,
+                 std::optional<PinnedStagingPool>& pool) {
     cudaStream_t s = lane.stream.get();
     std::byte* input = lane.input.get();
     const std::size_t bytes = r_.request_bytes;
@@ -454,6 +462,13 @@ class ServingBench final : public CaseBench {
         break;
     }
     PB_CUDA(cudaEventRecord(h2d_done_[q].get(), s));
+  }
+
+  // The request's step on the GPU, then its response.
+  void issue_step(Lane& lane, std::size_t q) {
+    cudaStream_t s = lane.stream.get();
+    std::byte* input = lane.input.get();
+    const std::size_t bytes = r_.request_bytes;
     decode_step<<<blocks_, 256, 0, s>>>(reinterpret_cast<const unsigned long long*>(input),
                                         bytes / 8,
                                         reinterpret_cast<unsigned long long*>(checksums_.get()) + q,
@@ -478,8 +493,9 @@ class ServingBench final : public CaseBench {
     const bool same = r_.background == ServingBackground::kSameDirection;
     Event chunk_done(cudaEventDisableTiming);
     for (std::size_t k = 0; k < static_cast<std::size_t>(r_.requests); ++k) {
-      while (bulk_go_.load(std::memory_order_acquire) < k + 1) {
-        if (abort_) return;
+      if (!wait_until([&] { return bulk_go_.load(std::memory_order_acquire) > k; },
+                      "the next request")) {
+        return;
       }
       for (std::uint64_t off = 0; off < r_.bulk_bytes; off += r_.bulk_chunk_bytes) {
         const std::size_t n = std::min(r_.bulk_chunk_bytes, r_.bulk_bytes - off);
@@ -490,7 +506,7 @@ class ServingBench final : public CaseBench {
                                 bulk_stream_.get()));
         PB_CUDA(cudaEventRecord(chunk_done.get(), bulk_stream_.get()));
         if (off == 0) bulk_started_.store(k + 1, std::memory_order_release);
-        PB_CUDA(cudaEventSynchronize(chunk_done.get()));
+        wait_for_event(chunk_done.get(), "a bulk chunk");
       }
       bulk_done_.store(k + 1, std::memory_order_release);
     }
@@ -498,20 +514,52 @@ class ServingBench final : public CaseBench {
 
   void complete(Lane& lane, Clock::time_point t0) {
     for (std::size_t k = 0; k < lane.requests.size(); ++k) {
-      while (lane.enqueued.load(std::memory_order_acquire) <= k) {
-        if (abort_) return;
-        std::this_thread::yield();
+      if (!wait_until([&] { return lane.enqueued.load(std::memory_order_acquire) > k; },
+                      "the submitter", true)) {
+        return;
       }
       observe(lane.requests[k], t0);
     }
   }
 
+  void observe_h2d(std::size_t q, Clock::time_point t0) {
+    wait_for_event(h2d_done_[q].get(), "a request's H2D copy");
+    h2d_at_[q] = seconds_since(t0);
+  }
+  void observe_done(std::size_t q, Clock::time_point t0) {
+    wait_for_event(done_[q].get(), "a request");
+    done_at_[q] = seconds_since(t0);
+  }
+
+  // Spins until `ready` (false when another thread failed). A wait that lasts kWaitLimit fails
+  // the case rather than hanging the run.
+  template <typename Ready>
+  bool wait_until(Ready&& ready, const char* what, bool yield = false) {
+    const auto limit = Clock::now() + kWaitLimit;
+    while (!ready()) {
+      if (abort_) return false;
+      if (Clock::now() > limit) {
+        throw CaseFailure(std::string("waited over 60 s for ") + what + ": the replay is stuck");
+      }
+      if (yield) std::this_thread::yield();
+    }
+    return true;
+  }
+  void wait_for_event(cudaEvent_t event, const char* what) {
+    wait_until(
+        [&] {
+          const cudaError_t e = cudaEventQuery(event);
+          if (e == cudaErrorNotReady) return false;
+          PB_CUDA(e);
+          return true;
+        },
+        what);
+  }
+
   // Timestamps request q's completions as they happen (events complete in stream order).
   void observe(std::size_t q, Clock::time_point t0) {
-    PB_CUDA(cudaEventSynchronize(h2d_done_[q].get()));
-    h2d_at_[q] = seconds_since(t0);
-    PB_CUDA(cudaEventSynchronize(done_[q].get()));
-    done_at_[q] = seconds_since(t0);
+    observe_h2d(q, t0);
+    observe_done(q, t0);
   }
 
   static std::vector<Event> events(int n) {
