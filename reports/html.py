@@ -412,7 +412,7 @@ def section_changes(data: dict[str, Any]) -> str:
     unstable = [u for u in data.get("not_gateable") or [] if isinstance(u, dict)]
     if unstable:
         rows = "".join(
-            f'<tr><td class="id">{esc_id(u.get("id"))}</td><td>{esc(u.get("metric"))}</td>'
+            f'<tr><td class="id">{esc_id(u.get("id"))}</td><td>{esc(u.get("metric_label") or u.get("metric"))}</td>'
             f'<td>{esc(u.get("timing_class"))}</td><td class="num">{fmt_num(u.get("spread_pct"), ".3g")} %</td>'
             f'<td class="num">{fmt_num(u.get("threshold_pct"), "g")} %</td>'
             f'<td class="num">{esc(u.get("n_runs"))}</td></tr>' for u in unstable)
@@ -461,7 +461,8 @@ def section_verdicts(compare: Any, result: Any) -> str:
         m = plot.headline_metric(case) or {}
         unit = str(m.get("unit") or "")
         better = m.get("better")
-        metric = esc(m.get("name") or "")
+        # "h2d_latency (p99)" when the gate judged a statistic of the distribution.
+        metric = esc(m.get("metric_label") or m.get("name") or "")
         if better:
             metric += f' <span class="muted" title="{esc(better)} is better">{"↑" if better == "higher" else "↓"}</span>'
         change = m.get("change_pct")
@@ -475,7 +476,7 @@ def section_verdicts(compare: Any, result: Any) -> str:
         others = [om for om in case.get("metrics") or [] if isinstance(om, dict) and om is not m]
         if others:
             reason_extra = "; ".join(
-                f"{om.get('name')} {om.get('verdict', '')} "
+                f"{om.get('metric_label') or om.get('name')} {om.get('verdict', '')} "
                 + (f"{om['change_pct']:+.1f} %" if plot._finite(om.get("change_pct")) else "") for om in others)
             reason_html = esc(reason) + f'<div class="secondary">{esc(reason_extra)}</div>'
         else:

@@ -1045,7 +1045,7 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
         ax.text(change, i, f"  {note}  ", va="center",
                 ha="left" if change >= 0 else "right", fontsize=8)
         arrow = "↑" if m.get("better", "higher") == "higher" else "↓"
-        labels.append(mpl_text(f"{short_case_id(str(case.get('id')))} · {m.get('name')} ({arrow} better)"))
+        labels.append(mpl_text(f"{short_case_id(str(case.get('id')))} · {m.get('metric_label') or m.get('name')} ({arrow} better)"))
     ax.axvline(0, color="#333333", linewidth=0.8)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(labels, fontsize=8.5)

@@ -35,14 +35,8 @@ def _pct(v: Any) -> bool:
 
 
 def threshold_for(gate: Any, metric: str) -> float:
-    if not isinstance(gate, dict):
-        return DEFAULT_THRESHOLD_PCT
-    metrics = gate.get("metrics")
-    if isinstance(metrics, dict) and _pct(metrics.get(metric)):
-        return float(metrics[metric])
-    if _pct(gate.get("threshold_pct")):
-        return float(gate["threshold_pct"])
-    return DEFAULT_THRESHOLD_PCT
+    _, threshold = rf.gate_entry(gate, metric)
+    return threshold if threshold is not None and _pct(threshold) else DEFAULT_THRESHOLD_PCT
 
 
 def gated(case: Any) -> list[str]:
@@ -64,15 +58,25 @@ def rows(baseline: Any, keep: Callable[[str], bool] | None, all_metrics: bool) -
             metric = by_name.get(name)
             if metric is None:
                 continue
-            spread = metric.spread_pct
+            # A gate on a percentile judges that statistic's per-repetition values: its spread
+            # is the one that matters (README "Gating a tail percentile").
+            statistic, _ = rf.gate_entry(case.gate, name)
+            label = name if statistic == "median" else f"{name} ({statistic})"
             threshold = threshold_for(case.gate, name)
+            view = metric.statistic_view(statistic)
+            if view is None:
+                out.append([case.id, label, metric.timing_class, "n/a", "n/a", f"{threshold:g} %",
+                            f"missing (the baseline has no per-repetition {statistic})"])
+                continue
+            metric = view
+            spread = metric.spread_pct
             if spread is None:
                 verdict = f"unknown (fewer than {rf.MIN_RUNS_FOR_SPREAD} runs)"
             elif spread > threshold:
                 verdict = "**not gateable**"
             else:
                 verdict = f"gateable (x{threshold / spread:.1f})" if spread > 0 else "gateable"
-            out.append([case.id, name, metric.timing_class, f"{metric.center:.4g} {metric.unit}",
+            out.append([case.id, label, metric.timing_class, f"{metric.center:.4g} {metric.unit}",
                         "n/a" if spread is None else f"{spread:.2f} %", f"{threshold:g} %", verdict])
     return out
 

@@ -23,7 +23,7 @@ import signal
 import stat
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any, Callable, NoReturn, Sequence
@@ -628,13 +628,35 @@ class _Reader:
             if not (pct > 0) or pct > 1000:
                 self.fail(where, f"expected a percentage in (0, 1000], found {_dump(value)}")
 
+        def entry(value: Any, where: str) -> None:
+            # A metric's entry: a percentage, or {"statistic": ..., "threshold_pct": ...}
+            # (result/gate_block.cpp).
+            if is_number(value):
+                percent(value, where)
+                return
+            if not isinstance(value, dict):
+                self.fail(where, 'expected a percentage in (0, 1000] or an object {"statistic": ..., '
+                                 f'"threshold_pct": ...}}, found {_dump(value)}')
+            if not value:
+                self.fail(where, f"an empty object: give statistic (one of {GATE_STATISTIC_NAMES}), "
+                                 "threshold_pct, or both")
+            for key, x in value.items():
+                field_at = f"{where}/{pointer_token(key)}"
+                if key == "threshold_pct":
+                    percent(x, field_at)
+                elif key == "statistic":
+                    if not isinstance(x, str) or x not in GATE_STATISTICS:
+                        self.fail(field_at, f"expected one of {GATE_STATISTIC_NAMES}, found {_dump(x)}")
+                else:
+                    self.fail(field_at, "unknown field (known fields: statistic, threshold_pct)")
+
         for key, value in v.items():
             where = f"{at}/{pointer_token(key)}"
             if key == "threshold_pct":
                 percent(value, where)
             elif key == "metrics":
-                for name, pct in self.object(value, where).items():
-                    percent(pct, f"{where}/{pointer_token(name)}")
+                for name, e in self.object(value, where).items():
+                    entry(e, f"{where}/{pointer_token(name)}")
             else:
                 self.fail(where, "unknown field (known fields: threshold_pct, metrics)")
 
@@ -740,6 +762,30 @@ def load_result(path: Path | str) -> Result:
 # pathbench.baseline/v1 (BaselineReader's rules)
 
 
+# A per-operation metric's statistics (stats/operation_distribution.hpp), and what a gate entry's
+# "statistic" may name: "median" (the samples) or one of them.
+DISTRIBUTION_STATISTICS = ("p50", "p90", "p99", "p99.9", "max")
+GATE_STATISTICS = ("median", *DISTRIBUTION_STATISTICS)
+GATE_STATISTIC_NAMES = ", ".join(GATE_STATISTICS)
+
+
+def gate_entry(gate: Any, metric: str) -> tuple[str, float | None]:
+    """What a checked gate block says about `metric`: the statistic judged ("median" unless the
+    entry names one) and the threshold (the entry's, else the block's; None: the default)."""
+    if not isinstance(gate, dict):
+        return "median", None
+    threshold = gate.get("threshold_pct") if is_number(gate.get("threshold_pct")) else None
+    metrics = gate.get("metrics")
+    e = metrics.get(metric) if isinstance(metrics, dict) else None
+    if is_number(e):
+        return "median", float(e)
+    if isinstance(e, dict):
+        statistic = e.get("statistic") if isinstance(e.get("statistic"), str) else "median"
+        own = e.get("threshold_pct")
+        return statistic, float(own) if is_number(own) else threshold
+    return "median", threshold
+
+
 @dataclass
 class BaselineMetric:
     name: str
@@ -747,6 +793,19 @@ class BaselineMetric:
     better: str
     timing_class: str
     run_medians: list[float]
+    # Per distribution statistic, each run's median of its per-repetition values (what a gate on
+    # that statistic judges); empty when a run of the baseline has no per_repetition.
+    statistic_run_medians: dict[str, list[float]] = field(default_factory=dict)
+
+    def statistic_view(self, statistic: str) -> BaselineMetric | None:
+        """The metric as a gate on `statistic` sees it (compare/baseline.hpp statistic_view):
+        itself for "median", else the runs' medians of that statistic; None without them."""
+        if statistic == "median":
+            return self
+        medians = self.statistic_run_medians.get(statistic)
+        if medians is None:
+            return None
+        return BaselineMetric(self.name, self.unit, self.better, self.timing_class, medians)
 
     @property
     def center(self) -> float:
@@ -822,6 +881,34 @@ class _BaselineReader(_Reader):
             self.fail(f"{at}/{pointer_token(key)}", "expected an array")
         return v
 
+    def per_repetition(self, v: Any, at: str, repetitions: int) -> dict[str, list[float]]:
+        """A run's {"p50": [...], ..., "max": [...]} (baseline_file.cpp): every statistic, nothing
+        else, one finite value >= 0 per repetition."""
+        if not isinstance(v, dict):
+            self.fail(at, "expected an object of statistic: per-repetition values")
+        for key in v:
+            if key not in DISTRIBUTION_STATISTICS:
+                self.fail(f"{at}/{pointer_token(key)}",
+                          f"unknown statistic (one of {', '.join(DISTRIBUTION_STATISTICS)})")
+        out: dict[str, list[float]] = {}
+        for key in DISTRIBUTION_STATISTICS:
+            sat = f"{at}/{key}"
+            if key not in v:
+                self.fail(sat, "missing")
+            values = v[key]
+            if not isinstance(values, list):
+                self.fail(sat, "expected an array")
+            if len(values) != repetitions:
+                self.fail(sat, f"{len(values)} values, but the run has {repetitions} samples (one value per "
+                               "repetition)")
+            out[key] = []
+            for i, x in enumerate(values):
+                number = self.bnumber(x, f"{sat}/{i}")
+                if number < 0:
+                    self.fail(f"{sat}/{i}", "a duration below 0")
+                out[key].append(number)
+        return out
+
     def baseline(self, doc: Any) -> Baseline:
         if not isinstance(doc, dict):
             self.fail("", "expected a JSON object")
@@ -888,6 +975,8 @@ class _BaselineReader(_Reader):
                 if len(mruns) != len(runs):
                     self.fail(f"{mat}/runs", f"{len(mruns)} runs, but the baseline has {len(runs)}")
                 medians: list[float] = []
+                per_statistic: dict[str, list[float]] = {k: [] for k in DISTRIBUTION_STATISTICS}
+                every_run_has_them = True
                 for r, run in enumerate(mruns):
                     rat = f"{mat}/runs/{r}"
                     medians.append(self.bnumber(self.field(run, rat, "median"), f"{rat}/median"))
@@ -896,7 +985,15 @@ class _BaselineReader(_Reader):
                         self.bnumber(value, f"{rat}/samples/{s}")
                     if not samples:
                         self.fail(f"{rat}/samples", "no samples")
-                out.append(BaselineMetric(name, unit, better, cls, medians))
+                    if isinstance(run, dict) and "per_repetition" in run:
+                        values = self.per_repetition(run["per_repetition"], f"{rat}/per_repetition",
+                                                     len(samples))
+                        for k in DISTRIBUTION_STATISTICS:
+                            per_statistic[k].append(median_of(values[k]))
+                    else:
+                        every_run_has_them = False
+                out.append(BaselineMetric(name, unit, better, cls, medians,
+                                          per_statistic if every_run_has_them and mruns else {}))
             cases.append(BaselineCase(cid, status, timing, gate, out))
         return Baseline(Path(self.path), node_type, len(runs), cases)
 

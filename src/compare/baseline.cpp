@@ -8,6 +8,7 @@
 
 #include "compare/run_noise.hpp"
 #include "core/units.hpp"
+#include "stats/operation_distribution.hpp"
 #include "stats/robust.hpp"
 #include "stats/summary.hpp"
 
@@ -45,6 +46,30 @@ BetweenRun between_run_of(const std::vector<BaselineRun>& runs) {
     b.spread_pct = b.center != 0 ? b.spread / std::abs(b.center) * 100 : 0;
   }
   return b;
+}
+
+std::optional<BaselineMetric> statistic_view(const BaselineMetric& m, std::string_view statistic,
+                                             std::size_t* missing_run) {
+  const auto k = distribution_statistic_index(statistic);
+  BaselineMetric view;
+  view.name = m.name;
+  view.unit = m.unit;
+  view.better = m.better;
+  view.timing_class = m.timing_class;
+  view.runs.reserve(m.runs.size());
+  for (std::size_t r = 0; r < m.runs.size(); ++r) {
+    const auto& per = m.runs[r].per_repetition;
+    if (!k || *k >= per.size() || per[*k].empty()) {
+      if (missing_run != nullptr) *missing_run = r;
+      return std::nullopt;
+    }
+    BaselineRun run;
+    run.samples = per[*k];
+    run.median = median_of(run.samples);
+    view.runs.push_back(std::move(run));
+  }
+  view.between = between_run_of(view.runs);
+  return view;
 }
 
 std::vector<double> BaselineMetric::pooled_samples() const {
@@ -126,7 +151,13 @@ void add_run(BaselineCase& b, const CaseResult& c) {
       b.metrics.push_back(std::move(fresh));
       it = b.metrics.end() - 1;
     }
-    it->runs.push_back({m.stats.median, m.samples});
+    BaselineRun& run = it->runs.emplace_back();
+    run.median = m.stats.median;
+    run.samples = m.samples;
+    if (m.distribution) {
+      run.per_repetition.assign(m.distribution->per_repetition.begin(),
+                                m.distribution->per_repetition.end());
+    }
   }
 }
 
@@ -151,7 +182,14 @@ BaselineCase baseline_case_of(CaseResult&& c) {
       fresh.name = std::move(m.name);
       fresh.unit = std::move(m.unit);
       fresh.better = m.better;
-      fresh.runs.push_back({m.stats.median, std::move(m.samples)});
+      BaselineRun& run = fresh.runs.emplace_back();
+      run.median = m.stats.median;
+      run.samples = std::move(m.samples);
+      if (m.distribution) {
+        for (auto& values : m.distribution->per_repetition) {
+          run.per_repetition.push_back(std::move(values));
+        }
+      }
     }
   }
   return b;

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,8 +29,18 @@ TimingClass timing_class_of(const CaseResult& c, const std::string& metric);
 
 // One run's view of a metric.
 struct BaselineRun {
+  BaselineRun() = default;
+  BaselineRun(double run_median, std::vector<double> run_samples,
+              std::vector<std::vector<double>> run_per_repetition = {})
+      : median(run_median),
+        samples(std::move(run_samples)),
+        per_repetition(std::move(run_per_repetition)) {}
   double median = 0;
   std::vector<double> samples;
+  // A per-operation metric's statistics per repetition (OperationDistribution::per_repetition,
+  // in kDistributionStatistics order, each list as long as `samples`): what a gate entry with a
+  // statistic judges. Empty when the run recorded no distribution of the metric.
+  std::vector<std::vector<double>> per_repetition;
 };
 
 // Between-run statistics of one metric over the baseline's runs.
@@ -58,6 +70,14 @@ struct BaselineMetric {
   // Every run's samples together: the within-run test compares the result with these.
   std::vector<double> pooled_samples() const;
 };
+
+// The metric as the gate judges one statistic of it (a name of kDistributionStatistics, see
+// result/gate_block.hpp): each run's per-repetition values of the statistic as its samples,
+// their median as its median, and the between-run statistics recomputed from those, so that the
+// spread the gate trusts is that statistic's own. Nothing when a run holds no distribution of the
+// metric (or the name is not a statistic); `missing_run` then gets the first such run's index.
+std::optional<BaselineMetric> statistic_view(const BaselineMetric& m, std::string_view statistic,
+                                             std::size_t* missing_run = nullptr);
 
 struct BaselineCase {
   std::string id, scenario, family;

@@ -4,7 +4,9 @@
 #include "compare/baseline.hpp"
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 #include "result/gate_block.hpp"
+#include "stats/operation_distribution.hpp"
 
 // The baseline file (pathbench.baseline/v1): writing it, and reading it back naming the JSON
 // pointer of whatever is wrong.
@@ -37,8 +39,19 @@ ojson to_json(const Baseline& b) {
     ojson metrics = ojson::object();
     for (const auto& m : c.metrics) {
       ojson mruns = ojson::array();
-      for (const auto& r : m.runs)
-        mruns.push_back(ojson{{"median", r.median}, {"samples", r.samples}});
+      for (const auto& r : m.runs) {
+        ojson run{{"median", r.median}, {"samples", r.samples}};
+        // A per-operation metric's statistics per repetition: what a gate entry with a
+        // statistic judges (absent for other metrics, and in files written before them).
+        if (r.per_repetition.size() == kDistributionStatistics.size()) {
+          ojson per = ojson::object();
+          for (std::size_t k = 0; k < kDistributionStatistics.size(); ++k) {
+            per[std::string(kDistributionStatistics[k].name)] = r.per_repetition[k];
+          }
+          run["per_repetition"] = std::move(per);
+        }
+        mruns.push_back(std::move(run));
+      }
       metrics[m.name] =
           ojson{{"unit", m.unit},
                 {"better", to_string(m.better)},
@@ -99,6 +112,38 @@ class BaselineReader {
     const ojson& v = field(obj, at, key);
     if (!v.is_array()) fail(at + "/" + key, "expected an array");
     return v;
+  }
+
+  // {"p50": [...], ..., "max": [...]}: every statistic of kDistributionStatistics, nothing else,
+  // each one value per repetition (as many as the run's samples), finite and >= 0.
+  std::vector<std::vector<double>> per_repetition(const ojson& v, const std::string& at,
+                                                  std::size_t repetitions) const {
+    if (!v.is_object()) fail(at, "expected an object of statistic: per-repetition values");
+    for (const auto& [key, values] : v.items()) {
+      if (!distribution_statistic_index(key)) {
+        fail(at + "/" + pointer_token(key),
+             "unknown statistic (one of " + distribution_statistic_names() + ")");
+      }
+    }
+    std::vector<std::vector<double>> out;
+    for (const auto& statistic : kDistributionStatistics) {
+      const std::string key(statistic.name);
+      const std::string sat = at + "/" + key;
+      const auto it = v.find(key);
+      if (it == v.end()) fail(sat, "missing");
+      if (!it->is_array()) fail(sat, "expected an array");
+      if (it->size() != repetitions) {
+        fail(sat, std::to_string(it->size()) + " values, but the run has " +
+                      std::to_string(repetitions) + " samples (one value per repetition)");
+      }
+      std::vector<double>& values = out.emplace_back();
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const double x = number((*it)[i], sat + "/" + std::to_string(i));
+        if (x < 0) fail(sat + "/" + std::to_string(i), "a duration below 0");
+        values.push_back(x);
+      }
+    }
+    return out;
   }
 
   Baseline read(const ojson& j) const {
@@ -174,6 +219,9 @@ class BaselineReader {
             run.samples.push_back(number(samples[s], rat + "/samples/" + std::to_string(s)));
           }
           if (run.samples.empty()) fail(rat + "/samples", "no samples");
+          if (const auto per = mruns[r].find("per_repetition"); per != mruns[r].end()) {
+            run.per_repetition = per_repetition(*per, rat + "/per_repetition", run.samples.size());
+          }
           bm.runs.push_back(std::move(run));
         }
         bm.between = between_run_of(bm.runs);  // recomputed: the file's copy is for readers

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <string_view>
+
+#include "core/text.hpp"
+#include "stats/robust.hpp"
 
 namespace pathbench {
 
@@ -12,6 +17,20 @@ const MetricResult* find_metric(const CaseResult& c, const std::string& name) {
   return nullptr;
 }
 
+std::optional<std::span<const double>> gated_values(const MetricResult& m,
+                                                    std::string_view statistic) {
+  if (statistic == kMedianStatistic) return std::span<const double>(m.samples);
+  if (!m.distribution || !distribution_statistic_index(statistic)) return std::nullopt;
+  return std::span<const double>(m.distribution->repetition_values(statistic));
+}
+
+std::string no_distribution_reason(const std::string& metric, std::string_view statistic,
+                                   std::string_view side) {
+  return concat("the gate judges the ", statistic, " of ", metric, ", but ", side,
+                " holds no per-operation distribution of it (not a per-operation metric, or "
+                "written before distributions were recorded)");
+}
+
 namespace {
 
 // The gate block that applies: the new result's (its scenario may have been tuned), else the
@@ -20,14 +39,8 @@ const nlohmann::ordered_json& gate_of(const BaselineCase& baseline, const CaseRe
   return result.gate.is_object() ? result.gate : baseline.gate;
 }
 
-double threshold_for(const nlohmann::ordered_json& gate, const std::string& metric,
-                     double default_pct) {
-  if (!gate.is_object()) return default_pct;
-  if (const auto m = gate.find("metrics"); m != gate.end() && m->contains(metric)) {
-    return m->at(metric).get<double>();
-  }
-  if (const auto t = gate.find("threshold_pct"); t != gate.end()) return t->get<double>();
-  return default_pct;
+double threshold_for(const MetricGate& gate, double default_pct) {
+  return gate.threshold_pct.value_or(default_pct);
 }
 
 // The headline metric is always gated; a gate block can add others by naming them.
@@ -63,27 +76,31 @@ Verdict verdict_of(RuleOutcome o) {
   return Verdict::kNoise;
 }
 
-MetricComparison compare_metric(const BaselineMetric& b, const MetricResult& r,
+// `b` and `values` are what the gate judges: the metric's samples, or the per-repetition values
+// of the statistic `statistic` (statistic_view and gated_values).
+MetricComparison compare_metric(const BaselineMetric& b, std::span<const double> values,
+                                double result_median, const std::string& statistic,
                                 double threshold_pct, const CompareOptions& options) {
   MetricComparison m;
   m.name = b.name;
   m.unit = b.unit;
+  m.statistic = statistic;
   m.better = b.better;
   m.timing_class = b.timing_class;
   m.n_runs = b.runs.size();
   m.baseline_median = b.between.center;
-  m.result_median = r.stats.median;
+  m.result_median = result_median;
   m.n_baseline = 0;
   for (const auto& run : b.runs) m.n_baseline += run.samples.size();
-  m.n_result = r.samples.size();
+  m.n_result = values.size();
   m.threshold_pct = threshold_pct;
-  m.ratio = m.baseline_median != 0 ? r.stats.median / m.baseline_median : 0;
+  m.ratio = m.baseline_median != 0 ? result_median / m.baseline_median : 0;
   m.change_pct = m.baseline_median != 0 ? (m.ratio - 1) * 100 : 0;
   if (options.across) {
     m.verdict = Verdict::kAcross;
     return m;
   }
-  const RuleJudgement j = judge_metric(b, r.samples, threshold_pct, options.rule());
+  const RuleJudgement j = judge_metric(b, values, threshold_pct, options.rule());
   m.verdict = verdict_of(j.outcome);
   m.reason = j.reason;
   m.p_value = j.p_within;
@@ -135,18 +152,51 @@ CaseComparison compare_case(const BaselineCase& b, const CaseResult& r,
   }
   const auto& gate = gate_of(b, r);
   for (const auto& name : gated_metrics(b, r)) {
+    const MetricGate entry = metric_gate(gate, name);
     const BaselineMetric* bm = b.metric(name);
     const MetricResult* rm = find_metric(r, name);
-    if (bm == nullptr || rm == nullptr) {
+    const auto missing = [&](std::string reason) {
       MetricComparison m;
       m.name = name;
+      m.statistic = entry.statistic;
+      if (bm != nullptr) {
+        m.unit = bm->unit;
+        m.better = bm->better;
+        m.timing_class = bm->timing_class;
+      }
       m.verdict = Verdict::kMissing;
-      m.reason = std::string("metric absent from the ") + (bm ? "result" : "baseline");
+      m.reason = std::move(reason);
       c.metrics.push_back(std::move(m));
+    };
+    if (bm == nullptr || rm == nullptr) {
+      missing(std::string("metric absent from the ") + (bm ? "result" : "baseline"));
       continue;
     }
-    c.metrics.push_back(compare_metric(
-        *bm, *rm, threshold_for(gate, name, options.default_threshold_pct), options));
+    const double threshold = threshold_for(entry, options.default_threshold_pct);
+    if (entry.median()) {
+      c.metrics.push_back(
+          compare_metric(*bm, rm->samples, rm->stats.median, entry.statistic, threshold, options));
+      continue;
+    }
+    // A tail statistic: judged on its per-repetition values on both sides, never on the
+    // samples instead (a p99 gate that quietly judged medians would pass a tail regression).
+    const auto values = gated_values(*rm, entry.statistic);
+    if (!values) {
+      missing(no_distribution_reason(name, entry.statistic, "the result"));
+      continue;
+    }
+    std::size_t missing_run = 0;
+    const std::optional<BaselineMetric> view = statistic_view(*bm, entry.statistic, &missing_run);
+    if (!view) {
+      missing(no_distribution_reason(
+          name, entry.statistic,
+          bm->runs.size() <= 1
+              ? std::string("the baseline")
+              : concat("run ", std::to_string(missing_run + 1), " of the baseline")));
+      continue;
+    }
+    c.metrics.push_back(
+        compare_metric(*view, *values, median_of(*values), entry.statistic, threshold, options));
   }
   settle_case_verdict(c, options.across);
   return c;

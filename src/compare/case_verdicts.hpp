@@ -1,6 +1,9 @@
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compare/compare.hpp"
@@ -11,6 +14,16 @@
 namespace pathbench {
 
 const MetricResult* find_metric(const CaseResult& c, const std::string& name);
+
+// What the gate judges of a result's metric for a gate entry's statistic: its samples for
+// "median", else the per-repetition values of that statistic of its distribution; nothing when
+// it has no distribution.
+std::optional<std::span<const double>> gated_values(const MetricResult& m,
+                                                    std::string_view statistic);
+// Why a gate on `statistic` of `metric` cannot be judged: `side` ("the result", "run 2 of the
+// baseline") holds no distribution of it.
+std::string no_distribution_reason(const std::string& metric, std::string_view statistic,
+                                   std::string_view side);
 
 // The case's verdict from its metrics' (the worst one), or across when comparing node types.
 void settle_case_verdict(CaseComparison& c, bool across);

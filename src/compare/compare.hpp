@@ -10,6 +10,7 @@
 #include "compare/context_changes.hpp"
 #include "compare/floors.hpp"
 #include "compare/gate_rule.hpp"
+#include "result/gate_block.hpp"
 #include "result/result.hpp"
 #include "result/run_context.hpp"
 
@@ -56,6 +57,10 @@ struct Confirmation {
 
 struct MetricComparison {
   std::string name, unit;
+  // What was judged (result/gate_block.hpp): "median", the metric's samples, or a statistic of its
+  // per-operation distribution ("p99"), judged on its per-repetition values; the medians, change,
+  // spread and sample counts below are then that statistic's.
+  std::string statistic{kMedianStatistic};
   Better better = Better::kHigher;
   Verdict verdict = Verdict::kPass;
   double baseline_median = 0, result_median = 0;

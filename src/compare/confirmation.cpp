@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -40,6 +42,14 @@ void apply_confirmation(Comparison& c, const Baseline& baseline, const std::vect
       if (m.verdict != Verdict::kRegression) continue;
       const BaselineMetric* bm = b->metric(m.name);
       if (bm == nullptr) continue;
+      // The re-runs are judged on what the original was: the same statistic, against the same
+      // view of the baseline.
+      std::optional<BaselineMetric> view;
+      if (m.statistic != kMedianStatistic) {
+        view = statistic_view(*bm, m.statistic);
+        if (!view) continue;  // cannot happen: the original verdict was judged on it
+        bm = &*view;
+      }
       Confirmation conf;
       conf.runs = 1 + reruns.size();
       conf.reproduced = 1;  // the run that raised it
@@ -48,6 +58,16 @@ void apply_confirmation(Comparison& c, const Baseline& baseline, const std::vect
         const CaseResult* rc = hit == rerun_by_id[i].end() ? nullptr : hit->second;
         const MetricResult* rm =
             rc != nullptr && rc->status == CaseStatus::kOk ? find_metric(*rc, m.name) : nullptr;
+        const auto values = rm != nullptr ? gated_values(*rm, m.statistic)
+                                          : std::optional<std::span<const double>>();
+        if (rm != nullptr && !values) {
+          // A re-run without the distribution cannot show the tail again: as a re-run that
+          // could not measure the case, it counts against the node.
+          ++conf.reproduced;
+          conf.notes.push_back("re-run " + std::to_string(i + 1) + ": " +
+                               no_distribution_reason(m.name, m.statistic, "the re-run"));
+          continue;
+        }
         if (rm == nullptr) {
           // A re-run that cannot measure the case again is no evidence of noise: it counts
           // against the node, as the failure it is.
@@ -58,7 +78,7 @@ void apply_confirmation(Comparison& c, const Baseline& baseline, const std::vect
                                                     ": " + rc->reason));
           continue;
         }
-        const RuleJudgement j = judge_metric(*bm, rm->samples, m.threshold_pct, rule);
+        const RuleJudgement j = judge_metric(*bm, *values, m.threshold_pct, rule);
         conf.rerun_medians.push_back(j.result_median);
         conf.rerun_changes_pct.push_back(j.change_pct);
         if (j.outcome == RuleOutcome::kRegression) ++conf.reproduced;

@@ -18,6 +18,8 @@ ojson case_json(const CaseComparison& k) {
   ojson metrics = ojson::array();
   for (const auto& m : k.metrics) {
     ojson mj{{"name", m.name},
+             {"statistic", m.statistic},
+             {"metric_label", metric_label(m)},
              {"unit", m.unit},
              {"better", to_string(m.better)},
              {"verdict", to_string(m.verdict)},
@@ -60,6 +62,8 @@ ojson case_json(const CaseComparison& k) {
 ojson not_gateable_json(const std::string& id, const MetricComparison& m) {
   return ojson{{"id", id},
                {"metric", m.name},
+               {"statistic", m.statistic},
+               {"metric_label", metric_label(m)},
                {"timing_class", to_string(m.timing_class)},
                {"spread_pct", m.spread_pct},
                {"threshold_pct", m.threshold_pct},

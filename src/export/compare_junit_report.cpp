@@ -49,12 +49,12 @@ std::string format_p(const std::optional<double>& p) {
 }
 
 std::string describe_metric(const MetricComparison& m) {
-  if (m.verdict == Verdict::kMissing) return m.name + ": " + m.reason;
+  if (m.verdict == Verdict::kMissing) return metric_label(m) + ": " + m.reason;
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "%s: %s: %s -> %s (%+.2f %%, threshold %.1f %%, applied %.2f %%, between-run "
                 "spread %.2f %%%s over %zu run%s, p = %s between runs, %s within, n = %zu/%zu)",
-                m.name.c_str(), verdict_label(m).c_str(),
+                metric_label(m).c_str(), verdict_label(m).c_str(),
                 format_value(m.baseline_median, m.unit).c_str(),
                 format_value(m.result_median, m.unit).c_str(), m.change_pct, m.threshold_pct,
                 m.effective_threshold_pct, m.spread_pct, m.spread_known ? "" : " (default)",
@@ -146,7 +146,11 @@ std::string junit_xml(const Comparison& c) {
     std::string text, headline;
     for (const auto& m : k.metrics) {
       text += describe_metric(m) + "\n";
-      if (m.verdict == k.verdict && headline.empty()) headline = verdict_label(m);
+      if (m.verdict == k.verdict && headline.empty()) {
+        // Which statistic failed, when it is not the median the reader assumes.
+        headline = m.statistic == kMedianStatistic ? verdict_label(m)
+                                                   : metric_label(m) + ": " + verdict_label(m);
+      }
     }
     if (!k.reason.empty()) text += k.reason + "\n";
     if (headline.empty()) headline = std::string(to_string(k.verdict));

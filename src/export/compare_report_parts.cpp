@@ -1,6 +1,13 @@
 #include "export/compare_report_parts.hpp"
 
+#include "core/text.hpp"
+
 namespace pathbench {
+
+std::string metric_label(const MetricComparison& m) {
+  if (m.statistic.empty() || m.statistic == kMedianStatistic) return m.name;
+  return concat(m.name, " (", m.statistic, ")");
+}
 
 std::string verdict_label(const MetricComparison& m) {
   std::string label(to_string(m.verdict));

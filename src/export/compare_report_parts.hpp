@@ -9,6 +9,10 @@
 
 namespace pathbench {
 
+// The metric as the reports name it: "bandwidth" when its samples were judged (the median), else
+// with the statistic of its distribution that was: "h2d_latency (p99)".
+std::string metric_label(const MetricComparison& m);
+
 // "regression (confirmed 3/3)", "flaky (1/3)", or the bare verdict without re-runs.
 std::string verdict_label(const MetricComparison& m);
 

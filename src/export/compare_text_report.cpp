@@ -105,7 +105,7 @@ void print_table(const Comparison& c, std::FILE* out, bool color) {
     }
     for (const auto& m : k.metrics) {
       if (c.across) {
-        std::fprintf(out, "%-12s  %-14s  %14s  %14s  %8.3f  %s\n", "", m.name.c_str(),
+        std::fprintf(out, "%-12s  %-14s  %14s  %14s  %8.3f  %s\n", "", metric_label(m).c_str(),
                      format_value(m.baseline_median, m.unit).c_str(),
                      format_value(m.result_median, m.unit).c_str(), m.ratio, k.id.c_str());
         continue;
@@ -114,7 +114,7 @@ void print_table(const Comparison& c, std::FILE* out, bool color) {
       char p[16] = "n/a";
       if (m.p_between) std::snprintf(p, sizeof p, "%.2g", *m.p_between);
       std::fprintf(out, "%s%-26s%s  %-14s  %14s  %14s  %+8.2f%%  %8.1f%%  %9s  %s\n",
-                   paint(m.verdict), verdict_label(m).c_str(), reset, m.name.c_str(),
+                   paint(m.verdict), verdict_label(m).c_str(), reset, metric_label(m).c_str(),
                    format_value(m.baseline_median, m.unit).c_str(),
                    format_value(m.result_median, m.unit).c_str(), m.change_pct,
                    m.effective_threshold_pct, p, k.id.c_str());
@@ -155,7 +155,7 @@ void print_table(const Comparison& c, std::FILE* out, bool color) {
                    "now %+.2f %%)  %s %s\n",
                    paint(m.verdict), "unstable", reset, m.spread_pct, m.threshold_pct,
                    std::string(to_string(m.timing_class)).c_str(), m.n_runs, m.change_pct,
-                   m.name.c_str(), ids[i].c_str());
+                   metric_label(m).c_str(), ids[i].c_str());
     }
   }
   for (const auto& f : c.floors) {

@@ -19,6 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/text.hpp"
+#include "stats/latency_histogram.hpp"
+#include "stats/operation_distribution.hpp"
+
 // Naming scheme (Prometheus conventions: https://prometheus.io/docs/practices/naming/).
 //
 // - Each case metric becomes the gauge pathbench_<family>_<metric>_<unit>, where <unit> is the
@@ -26,8 +30,27 @@
 //       GB/s  -> _bytes_per_second   (value x 1e9)
 //       s     -> _seconds
 //       s/GiB -> _seconds_per_byte   (value / 2^30)
-//   The value is the median of the case's samples. Only the median is exported: a dashboard or
-//   alert wants one number per series, and the full distribution stays in the result JSON.
+//   The value is the median of the case's samples: a dashboard or alert wants one number per
+//   series, and the samples stay in the result JSON.
+// - A per-operation metric (one with a distribution in the result: serving's h2d_latency and
+//   request_latency) is exported as what it is, a latency distribution, instead of that gauge:
+//     - the histogram pathbench_<family>_<metric>_seconds: _bucket{le="..."} cumulative counts of
+//       every operation of every repetition at fixed bounds (1 us .. 10 s on a 1-2-5 series,
+//       then +Inf), _sum (seconds) and _count (operations), from the result's log-linear
+//       histogram (LatencyHistogram::cumulative_buckets: a count at a bound leaves out at most
+//       the samples of the one fine bucket straddling it, all within 1 % of the bound);
+//       histogram_quantile() works on it directly, and the series of several nodes add up;
+//     - the gauge pathbench_<family>_<metric>_percentile_seconds{...,statistic="p99"}: the exact
+//       percentiles over every operation, one series per statistic p50, p90, p99, p99.9, max
+//       (the names of the result file and of the gate). The label is "statistic", not
+//       "quantile": Prometheus reserves that one for summaries, and promtool says so.
+//   The metric's plain gauge is left out: its name is the histogram's, and the exact p50 is in
+//   the percentile gauge.
+// - The serving family's pinned-pool metrics have the names a serving stack's dashboards use
+//   (kServingNames): pathbench_serving_pinned_pool_high_water_bytes,
+//   pathbench_serving_pinned_pool_waits, pathbench_serving_pinned_pool_wait_seconds and
+//   pathbench_serving_pageable_fallbacks; gauges of the per-repetition values' median like the
+//   others (not counters: a value is one repetition's count, not a running total, so no _total).
 // - s/GiB becomes seconds per *byte* rather than a "_seconds_per_gibibyte" suffix because bytes
 //   are the base unit and a binary prefix in a metric name is exactly what the conventions say to
 //   avoid. The values are small (~1e-10) but float64 holds them exactly (dividing by 2^30 only
@@ -153,7 +176,7 @@ std::string lowercase(std::string_view s) {
 std::string param_label_name(std::string_view key) {
   std::string name = sanitize(key);
   if (name.empty() || (name[0] >= '0' && name[0] <= '9') || name.starts_with("__") ||
-      name == "gpu" || name == "node_type") {
+      name == "gpu" || name == "node_type" || name == "le" || name == "statistic") {
     name = "param_" + name;
   }
   return name;
@@ -255,34 +278,58 @@ struct Label {
 using Labels = std::vector<Label>;
 enum RunSlot { kGpuSlot = 0, kNodeTypeSlot = 1, kRunSlots = 2 };
 
-// A gauge family. Its series are kept compactly, not as label vectors: a million cases make
-// millions of series, and their labels are what the exposition's memory goes to. Each series is
-// one record in `records_`: value, label count, then per label its name's index in label_names_,
-// its run slot (or -1) and its escaped value.
-class GaugeFamily {
+// The fixed `le` bounds of every exported histogram, seconds: 1 us to 10 s on a 1-2-5 series (a
+// small request's copy takes microseconds, a saturated one or a page-fault storm seconds), then
+// +Inf. Literals, so that each bound is the same double in every file and every release.
+constexpr std::array<double, 22> kLatencyBucketBounds = {
+    1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3,
+    5e-3, 1e-2, 2e-2, 5e-2, 0.1,  0.2,  0.5,  1.0,  2.0,  5.0,  10.0};
+
+enum class FamilyType { kGauge, kHistogram };
+
+// A metric family: a gauge, or a histogram (series _bucket{le}, _sum, _count per label set). Its
+// series are kept compactly, not as label vectors: a million cases make millions of series, and
+// their labels are what the exposition's memory goes to. Each series is one record in
+// `records_`: label count, then per label its name's index in label_names_, its run slot (or -1)
+// and its escaped value; then a gauge's value, or a histogram's bucket count, its (le,
+// cumulative count) pairs, sum and count.
+class MetricFamily {
  public:
-  GaugeFamily(std::string name, std::string help)
-      : name_(std::move(name)), help_(std::move(help)) {}
+  MetricFamily(std::string name, std::string help, FamilyType type = FamilyType::kGauge)
+      : name_(std::move(name)), help_(std::move(help)), type_(type) {}
+
+  FamilyType type() const { return type_; }
 
   void add(const Labels& labels, double value) {
+    append_labels(labels);
     append(value);
-    append(static_cast<std::uint16_t>(labels.size()));
-    for (const auto& label : labels) {
-      append(name_index(label.name));
-      append(static_cast<std::int8_t>(label.run_slot));
-      const std::string escaped =
-          label.run_slot >= 0 ? std::string() : escape_label_value(label.value);
-      append(static_cast<std::uint32_t>(escaped.size()));
-      records_ += escaped;
+    ++count_;
+  }
+
+  // One histogram series: `cumulative` as LatencyHistogram::cumulative_buckets returns it (the
+  // le bounds, then +Inf with the total count).
+  void add_histogram(const Labels& labels,
+                     const std::vector<std::pair<double, std::uint64_t>>& cumulative, double sum,
+                     std::uint64_t count) {
+    append_labels(labels);
+    append(static_cast<std::uint16_t>(cumulative.size()));
+    for (const auto& [le, n] : cumulative) {
+      append(le);
+      append(n);
     }
+    append(sum);
+    append(count);
+    max_lines_ = std::max(max_lines_, cumulative.size() + 2);
     ++count_;
   }
 
   // Bytes render() writes at most, for one allocation of the whole text.
   std::size_t size_bound(const std::array<std::string, kRunSlots>& run) const {
-    std::size_t per_series = name_.size() + 2 + run[0].size() + run[1].size() + 34;
-    for (const auto& n : label_names_) per_series += n.size() + 4;
-    return name_.size() * 2 + help_.size() * 2 + 32 + count_ * per_series + records_.size();
+    // A histogram line also carries a suffix (_bucket) and le="..." (at most 32 bytes).
+    std::size_t per_line = name_.size() + 2 + run[0].size() + run[1].size() + 34 + 8 + 40;
+    for (const auto& n : label_names_) per_line += n.size() + 4;
+    return name_.size() * 2 + help_.size() * 2 + 48 + count_ * per_line * max_lines_ +
+           records_.size() * max_lines_;
   }
 
   // Every series is written with all the family's label names, in order (a label it lacks is
@@ -290,8 +337,10 @@ class GaugeFamily {
   // node_exporter drops it with a gather error (promtool does not notice), so the first one wins.
   void render(std::string& out, const std::array<std::string, kRunSlots>& run) const {
     out += "# HELP " + name_ + " " + escape_help(help_) + "\n";
-    out += "# TYPE " + name_ + " gauge\n";
-    // The series written so far, as spans of `out` (no copy of their text).
+    out += "# TYPE " + name_ + (type_ == FamilyType::kGauge ? " gauge\n" : " histogram\n");
+    // The series written so far, as spans of `out` (no copy of their text): a gauge's whole
+    // line before the value; a histogram's first bucket line before the value (every histogram
+    // of a family has the same bounds, so that line stands for its label set).
     struct Span {
       std::size_t at, size;
     };
@@ -301,8 +350,33 @@ class GaugeFamily {
     std::unordered_set<Span, decltype(hash), decltype(equal)> seen(count_, hash, equal);
     std::vector<std::pair<std::uint16_t, std::string_view>> labels;
     std::size_t pos = 0;
+    // name + suffix + {labels[,le="..."]}
+    const auto series = [&](std::string_view suffix, const std::string* le) {
+      out += name_;
+      out += suffix;
+      if (label_names_.empty() && le == nullptr) return;
+      out += '{';
+      for (std::size_t i = 0; i < label_names_.size(); ++i) {
+        if (i > 0) out += ',';
+        out += label_names_[i];
+        out += "=\"";
+        for (const auto& [name, v] : labels) {
+          if (name == i) {
+            out += v;
+            break;
+          }
+        }
+        out += '"';
+      }
+      if (le != nullptr) {
+        if (!label_names_.empty()) out += ',';
+        out += "le=\"";
+        out += *le;
+        out += '"';
+      }
+      out += '}';
+    };
     for (std::size_t k = 0; k < count_; ++k) {
-      const auto value = read<double>(pos);
       const auto n = read<std::uint16_t>(pos);
       labels.clear();
       for (std::uint16_t i = 0; i < n; ++i) {
@@ -314,40 +388,70 @@ class GaugeFamily {
         pos += size;
       }
       const std::size_t at = out.size();
-      out += name_;
-      if (!label_names_.empty()) {
-        out += '{';
-        for (std::size_t i = 0; i < label_names_.size(); ++i) {
-          if (i > 0) out += ',';
-          out += label_names_[i];
-          out += "=\"";
-          for (const auto& [name, v] : labels) {
-            if (name == i) {
-              out += v;
-              break;
-            }
-          }
-          out += '"';
+      if (type_ == FamilyType::kGauge) {
+        const auto value = read<double>(pos);
+        series("", nullptr);
+        if (!seen.insert(Span{at, out.size() - at}).second) {
+          out.resize(at);
+          continue;
         }
-        out += '}';
+        out += ' ';
+        out += format_number(value);
+        out += '\n';
+        continue;
       }
-      if (!seen.insert(Span{at, out.size() - at}).second) {
+      const auto buckets = read<std::uint16_t>(pos);
+      bool duplicate = false;
+      for (std::uint16_t b = 0; b < buckets && !duplicate; ++b) {
+        const auto le = read<double>(pos);
+        const auto cumulative = read<std::uint64_t>(pos);
+        const std::string le_text = format_number(le);
+        const std::size_t line_at = out.size();
+        series("_bucket", &le_text);
+        if (b == 0 && !seen.insert(Span{line_at, out.size() - line_at}).second) duplicate = true;
+        out += ' ';
+        out += std::to_string(cumulative);
+        out += '\n';
+      }
+      if (duplicate) {
+        pos += (buckets - 1) * (sizeof(double) + sizeof(std::uint64_t));
+      }
+      const auto sum = read<double>(pos);
+      const auto total = read<std::uint64_t>(pos);
+      if (duplicate) {
         out.resize(at);
         continue;
       }
+      series("_sum", nullptr);
       out += ' ';
-      out += format_number(value);
+      out += format_number(sum);
+      out += '\n';
+      series("_count", nullptr);
+      out += ' ';
+      out += std::to_string(total);
       out += '\n';
     }
   }
 
  private:
+  void append_labels(const Labels& labels) {
+    append(static_cast<std::uint16_t>(labels.size()));
+    for (const auto& label : labels) {
+      append(name_index(label.name));
+      append(static_cast<std::int8_t>(label.run_slot));
+      const std::string escaped =
+          label.run_slot >= 0 ? std::string() : escape_label_value(label.value);
+      append(static_cast<std::uint32_t>(escaped.size()));
+      records_ += escaped;
+    }
+  }
+
   std::uint16_t name_index(const std::string& name) {
     for (std::size_t i = 0; i < label_names_.size(); ++i) {
       if (label_names_[i] == name) return static_cast<std::uint16_t>(i);
     }
     if (label_names_.size() == UINT16_MAX) {
-      throw std::length_error("gauge " + name_ + " has more label names than can be written");
+      throw std::length_error("family " + name_ + " has more label names than can be written");
     }
     label_names_.push_back(name);
     return static_cast<std::uint16_t>(label_names_.size() - 1);
@@ -366,9 +470,11 @@ class GaugeFamily {
   }
 
   std::string name_, help_;
+  FamilyType type_;
   std::vector<std::string> label_names_;  // in the order of first use
   std::string records_;
   std::size_t count_ = 0;
+  std::size_t max_lines_ = 1;  // lines per series: 1 for a gauge, buckets + 2 for a histogram
 };
 
 // "2026-11-29T13:54:07Z" (optionally with fractional seconds, or +00:00) -> Unix seconds.
@@ -399,7 +505,7 @@ std::string run_device(const RunContext& context) {
 }
 
 // pathbench_info: the run's context on one constant series.
-GaugeFamily info_family(const RunContext& ctx, const std::string& gpu) {
+MetricFamily info_family(const RunContext& ctx, const std::string& gpu) {
   Labels labels;
   for (const auto& [key, value] : {std::pair{"tool_version", &ctx.tool_version},
                                    {"git_sha", &ctx.git_sha},
@@ -432,11 +538,38 @@ GaugeFamily info_family(const RunContext& ctx, const std::string& gpu) {
   labels.push_back({"gpu_vbios", context_label(d.vbios)});
   labels.push_back({"gpu_pcie_gen_max", context_label(d.pcie_gen_max)});
   labels.push_back({"gpu_pcie_width_max", context_label(d.pcie_width_max)});
-  GaugeFamily f("pathbench_info",
-                "Context of the pathbench run that wrote this file (node, tool, driver, BIOS, "
-                "GPU); always 1.");
+  MetricFamily f("pathbench_info",
+                 "Context of the pathbench run that wrote this file (node, tool, driver, BIOS, "
+                 "GPU); always 1.");
   f.add(labels, 1.0);
   return f;
+}
+
+// The serving family's pinned-pool metrics under the names a serving stack's dashboards use
+// (the pool, what it counts, the unit): the generic rule would give
+// pathbench_serving_pool_waits_acquisitions. Only for the unit the family records them in (a
+// changed unit falls back to the generic rule rather than mislabel the value).
+struct ServingName {
+  std::string_view metric, unit, name, what;
+};
+constexpr std::array<ServingName, 4> kServingNames = {{
+    {"pool_high_water", "B", "pathbench_serving_pinned_pool_high_water_bytes",
+     "the most bytes of the pinned staging pool's slots in use at once"},
+    {"pool_waits", "acquisitions", "pathbench_serving_pinned_pool_waits",
+     "acquisitions of a pinned slot that found none free and waited"},
+    {"pool_wait_time", "s", "pathbench_serving_pinned_pool_wait_seconds",
+     "the time those acquisitions spent waiting for a pinned slot, in seconds"},
+    {"pageable_fallbacks", "copies", "pathbench_serving_pageable_fallbacks",
+     "copies made from the pageable buffer because no pinned slot was free (the pool's "
+     "fallback)"},
+}};
+
+const ServingName* serving_name(std::string_view family, const MetricResult& m) {
+  if (family != "serving") return nullptr;
+  for (const auto& n : kServingNames) {
+    if (n.metric == m.name && n.unit == m.unit) return &n;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -445,12 +578,12 @@ GaugeFamily info_family(const RunContext& ctx, const std::string& gpu) {
 // statuses, then the value families in order of first appearance. Each name once: HELP/TYPE
 // appear once and a family's samples are written together, as the format requires.
 struct PrometheusExposition::Families {
-  GaugeFamily status{
+  MetricFamily status{
       "pathbench_case_status",
       "1 for every case of the run, labelled with its status (ok, skipped, failed); skipped and "
       "failed cases have no value series."};
-  std::deque<GaugeFamily> values;  // a deque: adding a family moves no other
-  std::unordered_map<std::string, GaugeFamily*> by_name;
+  std::deque<MetricFamily> values;  // a deque: adding a family moves no other
+  std::unordered_map<std::string, MetricFamily*> by_name;
 };
 
 PrometheusExposition::PrometheusExposition() : families_(std::make_unique<Families>()) {}
@@ -476,32 +609,83 @@ void PrometheusExposition::add(const CaseResult& c) {
   }
   labels.push_back(gpu);
   labels.push_back(node_type);
-  for (const auto& m : c.metrics) {
-    if (m.stats.n == 0) continue;  // nothing was measured: no median to report
-    const BaseUnit unit = base_unit(m.unit);
-    std::string name = "pathbench_" + sanitize(c.family) + "_" + metric_stem(m.name, m.unit);
-    // The unit once: a metric already named for its unit ("ratio" in %) is not suffixed again.
-    if (!unit.suffix.empty() && !name.ends_with("_" + unit.suffix)) {
-      name += "_" + unit.suffix;
-    }
+  // The family of `name`, made on first use. Nothing for a name that is one of the run-level
+  // families', or that a family of the other type already took (the first one wins, as for
+  // series): either would make the file invalid.
+  const auto family = [&](const std::string& name, FamilyType type,
+                          const std::string& help) -> MetricFamily* {
     const bool fixed = name == "pathbench_info" || name == "pathbench_case_status" ||
                        name.starts_with("pathbench_result_");
-    if (fixed) continue;  // would break the run-level families; no family is named so
+    if (fixed) return nullptr;  // no family is named so
     auto it = families_->by_name.find(name);
     if (it == families_->by_name.end()) {
+      MetricFamily& added = families_->values.emplace_back(name, help, type);
+      it = families_->by_name.emplace(name, &added).first;
+    }
+    return it->second->type() == type ? it->second : nullptr;
+  };
+  for (const auto& m : c.metrics) {
+    if (m.stats.n == 0) continue;  // nothing was measured: no median to report
+    const std::string what = concat("pathbench ", c.family, " ", m.name);
+    const std::string better_text = concat(to_string(m.better), " is better");
+    if (m.distribution) {
+      // Per-operation latencies: a histogram under the metric's name in seconds (whatever the
+      // result's unit: durations are recorded in seconds), and its exact percentiles. The
+      // samples' median has no gauge of its own: its name is the histogram's, and p50 is there.
+      std::string name = concat("pathbench_", sanitize(c.family), "_", metric_stem(m.name, m.unit));
+      if (!name.ends_with("_seconds")) name += "_seconds";
+      const LatencyHistogram& h = m.distribution->histogram;
+      if (MetricFamily* f = family(
+              name, FamilyType::kHistogram,
+              concat(what,
+                     ": every operation's duration over all repetitions, in seconds (cumulative "
+                     "counts of the result's histogram at 1-2-5 bounds from 1 us to 10 s); ",
+                     better_text, ". Labels are the case's params."))) {
+        f->add_histogram(labels, h.cumulative_buckets(kLatencyBucketBounds), h.sum(), h.count());
+      }
+      const std::string percentile_name =
+          concat(name.substr(0, name.size() - 8), "_percentile_seconds");
+      if (MetricFamily* f = family(
+              percentile_name, FamilyType::kGauge,
+              concat(what,
+                     ": exact percentiles over every operation of every repetition, in seconds; "
+                     "label statistic: p50, p90, p99, p99.9, max (as in the result file and the "
+                     "gate); ",
+                     better_text, ". Labels are the case's params."))) {
+        Labels with_statistic = labels;
+        with_statistic.push_back({"statistic", ""});
+        for (std::size_t k = 0; k < kDistributionStatistics.size(); ++k) {
+          with_statistic.back().value = std::string(kDistributionStatistics[k].name);
+          f->add(with_statistic, m.distribution->overall[k]);
+        }
+      }
+      continue;
+    }
+    const BaseUnit unit = base_unit(m.unit);
+    std::string name;
+    std::string help;
+    if (const ServingName* serving = serving_name(c.family, m)) {
+      name = std::string(serving->name);
+      help = concat(what, ": ", serving->what, ", per repetition (the median over repetitions); ",
+                    better_text, ". Labels are the case's params.");
+    } else {
+      name = concat("pathbench_", sanitize(c.family), "_", metric_stem(m.name, m.unit));
+      // The unit once: a metric already named for its unit ("ratio" in %) is not suffixed again.
+      if (!unit.suffix.empty() && !name.ends_with("_" + unit.suffix)) {
+        name += "_" + unit.suffix;
+      }
       std::string in_unit = "a plain number";
       if (!unit.suffix.empty()) {
         in_unit = unit.suffix;
         std::replace(in_unit.begin(), in_unit.end(), '_', ' ');
       }
-      const std::string help =
-          "pathbench " + c.family + " " + m.name + ": median of the case's samples, in " + in_unit +
-          (m.unit.empty() ? "" : " (result unit " + m.unit + ")") + "; " +
-          std::string(to_string(m.better)) + " is better. Labels are the case's params.";
-      GaugeFamily& added = families_->values.emplace_back(name, help);
-      it = families_->by_name.emplace(name, &added).first;
+      help = concat(what, ": median of the case's samples, in ", in_unit,
+                    m.unit.empty() ? std::string() : concat(" (result unit ", m.unit, ")"), "; ",
+                    better_text, ". Labels are the case's params.");
     }
-    it->second->add(labels, m.stats.median * unit.scale);
+    if (MetricFamily* f = family(name, FamilyType::kGauge, help)) {
+      f->add(labels, m.stats.median * unit.scale);
+    }
   }
 }
 
@@ -511,7 +695,7 @@ std::string PrometheusExposition::render(const Result& run, const RunContext& co
   const std::array<std::string, kRunSlots> run_values = {escape_label_value(gpu),
                                                          escape_label_value(node_type)};
   const Labels run_labels = {{"gpu", "", kGpuSlot}, {"node_type", "", kNodeTypeSlot}};
-  std::vector<GaugeFamily> head;
+  std::vector<MetricFamily> head;
   head.push_back(info_family(context, gpu));
   if (const auto t = parse_utc(run.start_time)) {
     head.emplace_back("pathbench_result_start_timestamp_seconds",

@@ -4,7 +4,9 @@
     python3 tests/e2e/test_prometheus.py --pathbench build/pathbench --source . [unittest args]
 
 Runs a tiny host-only scenario (plus one small copy case, skipped without a GPU), exports the
-result, and checks the file the way production reads it:
+result, and checks the file the way production reads it; the same for the serving fixture
+(tests/fixtures/serving/h200-serving.json: per-operation distributions, exported as histograms
+and percentile gauges, and the pinned-pool metrics):
   (a) `promtool check metrics` (Debian package `prometheus`) must accept it without a complaint;
   (b) a real `prometheus-node-exporter` (Debian package of that name), started here as a child
       process with only the textfile collector, on a free loopback port, must serve every
@@ -132,6 +134,85 @@ def node_exporter_binary() -> str | None:
     return None
 
 
+def promtool_check(test: unittest.TestCase, text: str) -> None:
+    """`promtool check metrics` accepts `text` without a complaint (lint findings included)."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        test.fail("promtool not found on PATH: install it with `apt-get install -y "
+                  "prometheus` (Debian/Ubuntu; scripts/setup.sh installs it for the tests)")
+    proc = subprocess.run([promtool, "check", "metrics"], input=text,
+                          capture_output=True, text=True, timeout=60, check=False)
+    print(f"\npromtool check metrics: exit {proc.returncode}, output "
+          f"{(proc.stdout + proc.stderr).strip()!r}", file=sys.stderr)
+    test.assertEqual(proc.returncode, 0, describe(proc))
+    # Lint findings (naming, units) are printed even where the exit code is 0 in some
+    # promtool versions: the file must have none.
+    test.assertEqual((proc.stdout + proc.stderr).strip(), "", describe(proc))
+
+
+def scrape(test: unittest.TestCase, port: int, proc: subprocess.Popen[bytes], log_path: Path) -> str:
+    # Loopback only: bypass any http_proxy the environment sets.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    url = f"http://127.0.0.1:{port}/metrics"
+    deadline = time.monotonic() + SCRAPE_DEADLINE_S
+    last_error = ""
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            test.fail(f"node_exporter exited with {proc.returncode}:\n{log_path.read_text()}")
+        try:
+            with opener.open(url, timeout=2) as response:
+                body = response.read().decode("utf-8")
+            if "node_textfile_scrape_error" in body:
+                return body
+            last_error = "no node_textfile_scrape_error in the response"
+        except (urllib.error.URLError, ConnectionError, OSError) as e:
+            last_error = str(e)
+        time.sleep(0.2)
+    test.fail(f"no scrape from {url} within {SCRAPE_DEADLINE_S} s ({last_error});\n"
+              f"node_exporter log:\n{log_path.read_text()}")
+
+
+def node_exporter_samples(test: unittest.TestCase, prom_path: Path, root: Path) -> list[Sample]:
+    """Serves `prom_path` through a real node_exporter (textfile collector only) and returns
+    what it serves, after checking that it took the file without an error."""
+    binary = node_exporter_binary()
+    if binary is None:
+        test.fail("prometheus-node-exporter not found (looked for "
+                  f"{', '.join(NODE_EXPORTER_CANDIDATES)}): install it with `apt-get install "
+                  "-y prometheus-node-exporter` (scripts/setup.sh installs it for the tests)")
+    textfile_dir = root / "textfile"
+    textfile_dir.mkdir()
+    shutil.copy(prom_path, textfile_dir / "pathbench.prom")
+    port = free_loopback_port()
+    log_path = root / "node_exporter.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [binary, f"--collector.textfile.directory={textfile_dir}",
+             f"--web.listen-address=127.0.0.1:{port}", "--collector.disable-defaults",
+             "--collector.textfile"],
+            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        body = scrape(test, port, proc, log_path)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+    samples = parse_exposition(body)
+    log_text = log_path.read_text()
+    test.assertEqual(find(samples, "node_textfile_scrape_error", {}), [0.0],
+                     f"node_exporter log:\n{log_text}")
+    # A duplicate series or inconsistent family is dropped at gather time with an error in
+    # the log while node_textfile_scrape_error stays 0: the log must be clean too.
+    test.assertNotIn("level=error", log_text)
+    pathbench = [s for s in samples if s[0].startswith("pathbench_")]
+    print(f"\nnode_exporter on 127.0.0.1:{port} served {len(pathbench)} pathbench series, "
+          "node_textfile_scrape_error 0", file=sys.stderr)
+    return samples
+
+
 class PrometheusExport(unittest.TestCase):
     tmp: tempfile.TemporaryDirectory[str]
     root: Path
@@ -199,18 +280,7 @@ class PrometheusExport(unittest.TestCase):
         self.assertEqual(proc.stdout, self.text)
 
     def test_promtool_check_metrics(self) -> None:
-        promtool = shutil.which("promtool")
-        if promtool is None:
-            self.fail("promtool not found on PATH: install it with `apt-get install -y "
-                      "prometheus` (Debian/Ubuntu; scripts/setup.sh installs it for the tests)")
-        proc = subprocess.run([promtool, "check", "metrics"], input=self.text,
-                              capture_output=True, text=True, timeout=60, check=False)
-        print(f"\npromtool check metrics: exit {proc.returncode}, output "
-              f"{(proc.stdout + proc.stderr).strip()!r}", file=sys.stderr)
-        self.assertEqual(proc.returncode, 0, describe(proc))
-        # Lint findings (naming, units) are printed even where the exit code is 0 in some
-        # promtool versions: the file must have none.
-        self.assertEqual((proc.stdout + proc.stderr).strip(), "", describe(proc))
+        promtool_check(self, self.text)
 
     def test_file_holds_every_value(self) -> None:
         self.check_values(parse_exposition(self.text), "the .prom file")
@@ -245,64 +315,10 @@ class PrometheusExport(unittest.TestCase):
         self.assertLess(abs(end[0] - time.time()), 3600, "end time is about now")
 
     def test_node_exporter_serves_the_file(self) -> None:
-        binary = node_exporter_binary()
-        if binary is None:
-            self.fail("prometheus-node-exporter not found (looked for "
-                      f"{', '.join(NODE_EXPORTER_CANDIDATES)}): install it with `apt-get install "
-                      "-y prometheus-node-exporter` (scripts/setup.sh installs it for the tests)")
-        textfile_dir = self.root / "textfile"
-        textfile_dir.mkdir()
-        shutil.copy(self.prom_path, textfile_dir / "pathbench.prom")
-        port = free_loopback_port()
-        log_path = self.root / "node_exporter.log"
-        with open(log_path, "w") as log:
-            proc = subprocess.Popen(
-                [binary, f"--collector.textfile.directory={textfile_dir}",
-                 f"--web.listen-address=127.0.0.1:{port}", "--collector.disable-defaults",
-                 "--collector.textfile"],
-                stdout=log, stderr=subprocess.STDOUT)
-        try:
-            body = self.scrape(port, proc, log_path)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-        samples = parse_exposition(body)
-        log_text = log_path.read_text()
-        self.assertEqual(find(samples, "node_textfile_scrape_error", {}), [0.0],
-                         f"node_exporter log:\n{log_text}")
-        # A duplicate series or inconsistent family is dropped at gather time with an error in
-        # the log while node_textfile_scrape_error stays 0: the log must be clean too.
-        self.assertNotIn("level=error", log_text)
+        samples = node_exporter_samples(self, self.prom_path, self.root)
         pathbench = [s for s in samples if s[0].startswith("pathbench_")]
-        print(f"\nnode_exporter on 127.0.0.1:{port} served {len(pathbench)} pathbench series, "
-              "node_textfile_scrape_error 0", file=sys.stderr)
         self.assertEqual(len(pathbench), len(parse_exposition(self.text)))
         self.check_values(samples, "node_exporter's /metrics")
-
-    def scrape(self, port: int, proc: subprocess.Popen[bytes], log_path: Path) -> str:
-        # Loopback only: bypass any http_proxy the environment sets.
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        url = f"http://127.0.0.1:{port}/metrics"
-        deadline = time.monotonic() + SCRAPE_DEADLINE_S
-        last_error = ""
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                self.fail(f"node_exporter exited with {proc.returncode}:\n{log_path.read_text()}")
-            try:
-                with opener.open(url, timeout=2) as response:
-                    body = response.read().decode("utf-8")
-                if "node_textfile_scrape_error" in body:
-                    return body
-                last_error = "no node_textfile_scrape_error in the response"
-            except (urllib.error.URLError, ConnectionError, OSError) as e:
-                last_error = str(e)
-            time.sleep(0.2)
-        self.fail(f"no scrape from {url} within {SCRAPE_DEADLINE_S} s ({last_error});\n"
-                  f"node_exporter log:\n{log_path.read_text()}")
 
     def check_values(self, samples: list[Sample], where: str) -> None:
         expected = expected_series(self.result)
@@ -312,6 +328,140 @@ class PrometheusExport(unittest.TestCase):
             self.assertEqual(len(found), 1, f"{where}: {name}{labels}: {found}")
             self.assertTrue(math.isclose(found[0], value, rel_tol=1e-12),
                             f"{where}: {name}{labels} = {found[0]}, result says {value}")
+
+
+# The fixed bucket bounds of every exported histogram (src/export/prometheus.cpp), then +Inf.
+LATENCY_BOUNDS = (1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2,
+                  2e-2, 5e-2, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+STATISTICS = ("p50", "p90", "p99", "p99.9", "max")
+# The serving family's pinned-pool metrics: exported name; the value is the samples' median.
+SERVING_POOL_NAMES = {
+    "pool_high_water": "pathbench_serving_pinned_pool_high_water_bytes",
+    "pool_waits": "pathbench_serving_pinned_pool_waits",
+    "pool_wait_time": "pathbench_serving_pinned_pool_wait_seconds",
+    "pageable_fallbacks": "pathbench_serving_pageable_fallbacks",
+}
+# The serving fixture's other gauges: metric -> exported name (generic rule: unit spelled out).
+SERVING_GAUGES = {
+    "throughput": "pathbench_serving_throughput_requests_per_second",
+    "copies_issued": "pathbench_serving_copies_issued_copies",
+}
+
+
+def cumulative_at(histogram: dict[str, Any], le: float) -> int:
+    """Operations <= le, from the result's buckets: a bucket counts when its upper edge is <= le,
+    and every operation counts at an le >= the maximum (LatencyHistogram::cumulative_buckets)."""
+    if le >= histogram["max"]:
+        return int(histogram["count"])
+    return sum(int(n) for edge, n in histogram["buckets"] if edge <= le)
+
+
+class PrometheusDistributionExport(unittest.TestCase):
+    """The serving fixture: per-operation metrics as histograms and percentile gauges."""
+    tmp: tempfile.TemporaryDirectory[str]
+    root: Path
+    fixture: Path
+    prom_path: Path
+    export_proc: subprocess.CompletedProcess[str]
+    result: dict[str, Any]
+    text: str
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.TemporaryDirectory(prefix="pathbench_prom_dist_")
+        cls.root = Path(cls.tmp.name)
+        cls.fixture = SOURCE / "tests" / "fixtures" / "serving" / "h200-serving.json"
+        cls.result = json.loads(cls.fixture.read_text(encoding="utf-8"))
+        cls.prom_path = cls.root / "serving.prom"
+        cls.export_proc = run_pb("export", cls.fixture, "--prometheus", cls.prom_path)
+        cls.text = cls.prom_path.read_text() if cls.prom_path.is_file() else ""
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.tmp.cleanup()
+
+    def setUp(self) -> None:
+        self.assertEqual(self.export_proc.returncode, EXIT_OK, describe(self.export_proc))
+
+    def case_labels(self, case: dict[str, Any]) -> Labels:
+        # The fixture's context has one GPU and no "device": its index is the gpu label.
+        context = self.result["context"]
+        return ({k: label_text(v) for k, v in case["params"].items()}
+                | {"gpu": label_text(context["gpus"][0]["index"]), "node_type": context["node_type"]})
+
+    def distribution_metrics(self) -> list[tuple[dict[str, Any], str, dict[str, Any]]]:
+        out = [(case, name, m) for case in self.result["cases"]
+               for name, m in case["metrics"].items() if "distribution" in m]
+        self.assertEqual(len(out), 4, "two serving cases, h2d_latency and request_latency each")
+        return out
+
+    def test_promtool_check_metrics(self) -> None:
+        promtool_check(self, self.text)
+
+    def test_histogram_and_percentile_families_are_typed(self) -> None:
+        for metric in ("h2d_latency", "request_latency"):
+            family = f"pathbench_serving_{metric}_seconds"
+            self.assertIn(f"\n# TYPE {family} histogram\n", self.text)
+            self.assertIn(f"\n# TYPE {family[:-len('_seconds')]}_percentile_seconds gauge\n",
+                          self.text)
+            # The plain median gauge would reuse the histogram's name: it is not written.
+            self.assertNotRegex(self.text, rf"(?m)^{family}[{{ ]")
+        for name in list(SERVING_POOL_NAMES.values()) + list(SERVING_GAUGES.values()):
+            self.assertIn(f"\n# TYPE {name} gauge\n", self.text)
+
+    def test_file_holds_every_value(self) -> None:
+        self.check_values(parse_exposition(self.text), "the .prom file")
+
+    def test_node_exporter_serves_the_file(self) -> None:
+        samples = node_exporter_samples(self, self.prom_path, self.root)
+        pathbench = [s for s in samples if s[0].startswith("pathbench_")]
+        self.assertEqual(len(pathbench), len(parse_exposition(self.text)))
+        self.check_values(samples, "node_exporter's /metrics")
+
+    def check_values(self, samples: list[Sample], where: str) -> None:
+        for case, metric, m in self.distribution_metrics():
+            labels = self.case_labels(case)
+            distribution = m["distribution"]
+            histogram = distribution["histogram"]
+            family = f"pathbench_serving_{metric}_seconds"
+            buckets = sorted((float(lab["le"]), v) for n, lab, v in samples
+                             if n == family + "_bucket"
+                             and {k: x for k, x in lab.items() if k != "le"} == labels)
+            self.assertEqual([le for le, _ in buckets], [*LATENCY_BOUNDS, math.inf],
+                             f"{where}: {family}_bucket bounds of {case['id']}")
+            for le, count in buckets:
+                self.assertEqual(count, cumulative_at(histogram, le) if le != math.inf
+                                 else histogram["count"], f"{where}: {family}_bucket{{le={le}}}")
+            self.assertEqual([c for _, c in buckets], sorted(c for _, c in buckets),
+                             "cumulative counts never decrease")
+            self.assertLess(0, buckets[-2][1], "the latencies lie inside the bounds")
+            self.assertEqual(find(samples, family + "_count", labels), [float(histogram["count"])],
+                             where)
+            self.assertEqual(histogram["count"], distribution["operations"])
+            total = find(samples, family + "_sum", labels)
+            self.assertEqual(len(total), 1, f"{where}: {family}_sum {labels}")
+            self.assertTrue(math.isclose(total[0], histogram["sum"], rel_tol=1e-12), where)
+            percentile = f"pathbench_serving_{metric}_percentile_seconds"
+            for statistic in STATISTICS:
+                found = find(samples, percentile, labels | {"statistic": statistic})
+                self.assertEqual(len(found), 1, f"{where}: {percentile} {statistic} {labels}")
+                self.assertTrue(math.isclose(found[0], distribution[statistic], rel_tol=1e-12),
+                                f"{where}: {percentile}{{statistic={statistic}}} = {found[0]}, "
+                                f"result says {distribution[statistic]}")
+        pooled = 0
+        for case in self.result["cases"]:
+            labels = self.case_labels(case)
+            for metric, m in case["metrics"].items():
+                name = SERVING_POOL_NAMES.get(metric) or SERVING_GAUGES.get(metric)
+                if name is None:
+                    continue
+                pooled += metric in SERVING_POOL_NAMES
+                found = find(samples, name, labels)
+                self.assertEqual(len(found), 1, f"{where}: {name}{labels}: {found}")
+                self.assertTrue(math.isclose(found[0], m["stats"]["median"], rel_tol=1e-12),
+                                f"{where}: {name}{labels} = {found[0]}, result says "
+                                f"{m['stats']['median']}")
+        self.assertEqual(pooled, 4, "the pinned_pool case has the four pool metrics")
 
 
 class ExportBadInput(unittest.TestCase):

@@ -12,6 +12,7 @@
 #include <map>
 #include <numbers>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "inventory/fingerprint.hpp"
 #include "inventory/inventory.hpp"
 #include "result/result.hpp"
+#include "stats/operation_distribution.hpp"
 
 namespace pathbench {
 namespace {
@@ -1102,6 +1104,288 @@ TEST(CompareTable, RegressionListedFirstAndExitLine) {
   ASSERT_NE(pass, std::string::npos) << text;
   EXPECT_LT(reg, pass) << text;
   EXPECT_NE(text.find("exit 1"), std::string::npos) << text;
+}
+
+// --- percentile gates: {"statistic": "p99"} judges the per-repetition p99s -------------------
+
+constexpr const char* kServing = "serving/strategy=pinned_pool/request_bytes=65536";
+
+// One repetition of 1000 operations: a lognormal body around `body` seconds, and every 50th
+// operation (2 %) in a tail around `tail`: the p99 lies in the tail, the median in the body.
+std::vector<double> operations(double body, double tail, std::mt19937_64& rng) {
+  std::lognormal_distribution<double> jitter(0, 0.05);
+  std::vector<double> v;
+  for (int i = 0; i < 1000; ++i) v.push_back((i % 50 == 0 ? tail : body) * jitter(rng));
+  return v;
+}
+
+// A per-operation metric as the core records it: the samples are the repetitions' medians.
+MetricResult latency(const std::string& name, double body, double tail, std::mt19937_64& rng,
+                     std::size_t repetitions = 5) {
+  DistributionRecorder recorder;
+  std::vector<double> medians;
+  for (std::size_t r = 0; r < repetitions; ++r) {
+    medians.push_back(recorder.add_repetition(operations(body, tail, rng)));
+  }
+  MetricResult m = metric(name, "s", Better::kLower, std::move(medians));
+  m.distribution = recorder.finish();
+  return m;
+}
+
+ojson p99_gate() {
+  return ojson::parse(
+      R"({"threshold_pct": 25, "metrics": {"h2d_latency": {"statistic": "p99", "threshold_pct": 50}}})");
+}
+
+CaseResult serving_case(double tail, std::mt19937_64& rng, const ojson& gate = p99_gate()) {
+  CaseResult c =
+      make_case(kServing, {latency("h2d_latency", 10e-6, tail, rng),
+                           metric("throughput", "requests/s", Better::kHigher, around(9e4, 5))});
+  c.timing_method = "host_steady_clock";
+  c.gate = gate;
+  return c;
+}
+
+// Five runs of the serving case, their tails around `tail`.
+std::vector<Result> serving_runs(unsigned seed, double tail = 50e-6) {
+  std::mt19937_64 rng(seed);
+  std::vector<Result> runs;
+  for (int i = 0; i < 5; ++i) {
+    runs.push_back(make_result({serving_case(tail, rng)}));
+    runs.back().start_time = "2026-11-29T13:4" + std::to_string(i) + ":11Z";
+  }
+  return runs;
+}
+
+Baseline baseline_of(const std::vector<Result>& runs) {
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < runs.size(); ++i) files.push_back("run" + std::to_string(i + 1));
+  return build_baseline(runs, files, {});
+}
+
+Result serving_result(unsigned seed, double tail, const ojson& gate = p99_gate()) {
+  std::mt19937_64 rng(seed);
+  return make_result({serving_case(tail, rng, gate)});
+}
+
+Comparison gate_serving(const Baseline& b, const Result& r) {
+  return compare_results(b, "baseline.json", r, "result.json", CompareOptions{});
+}
+
+std::string table_of(const Comparison& c) {
+  char* buf = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = ::open_memstream(&buf, &size);
+  print_comparison(c, out, false);
+  std::fclose(out);
+  std::string text(buf, size);
+  std::free(buf);
+  return text;
+}
+
+TEST(PercentileGate, CatchesAP99RegressionTheMedianDoesNotShow) {
+  const Baseline b = baseline_of(serving_runs(1));
+  // The tail doubled; the body (and so every repetition's median) did not move.
+  const Result slower_tail = serving_result(2, 100e-6);
+  const Comparison c = gate_serving(b, slower_tail);
+  ASSERT_EQ(c.cases.size(), 1u);
+  const MetricComparison* m = find_metric(c.cases.front(), "h2d_latency");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->statistic, "p99");
+  EXPECT_EQ(m->verdict, Verdict::kRegression) << m->reason;
+  EXPECT_DOUBLE_EQ(m->threshold_pct, 50.0);
+  EXPECT_NEAR(m->baseline_median, 50e-6, 5e-6) << "the median of the baseline runs' p99s";
+  EXPECT_NEAR(m->result_median, 100e-6, 10e-6);
+  EXPECT_NEAR(m->change_pct, 100, 25);
+  EXPECT_EQ(m->n_runs, 5u);
+  EXPECT_EQ(m->n_baseline, 25u) << "5 runs x 5 per-repetition p99s";
+  EXPECT_EQ(m->n_result, 5u);
+  EXPECT_TRUE(m->spread_known) << "the spread of the runs' p99s, not of their medians";
+  ASSERT_TRUE(m->p_value.has_value());
+  EXPECT_LT(*m->p_value, 0.05);
+  EXPECT_EQ(c.cases.front().verdict, Verdict::kRegression);
+  EXPECT_EQ(c.exit_code, 1);
+
+  // The same result gated on the median (the scenario's gate without the statistic): a pass.
+  const Result median_gated = serving_result(
+      2, 100e-6, ojson::parse(R"({"threshold_pct": 25, "metrics": {"h2d_latency": 50}})"));
+  const Comparison d = gate_serving(b, median_gated);
+  const MetricComparison* median = find_metric(d.cases.front(), "h2d_latency");
+  ASSERT_NE(median, nullptr);
+  EXPECT_EQ(median->statistic, "median");
+  EXPECT_EQ(median->verdict, Verdict::kPass) << median->reason;
+  EXPECT_LT(std::abs(median->change_pct), 5) << "the median did not see the tail";
+  EXPECT_EQ(d.exit_code, 0);
+}
+
+TEST(PercentileGate, NoFalseAlarmOnAnUnchangedNode) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const Baseline b = baseline_of(serving_runs(seed));
+    const Comparison c = gate_serving(b, serving_result(1000 + seed, 50e-6));
+    const MetricComparison* m = find_metric(c.cases.front(), "h2d_latency");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->statistic, "p99");
+    EXPECT_EQ(m->verdict, Verdict::kPass) << "seed " << seed << ": " << m->reason;
+    EXPECT_EQ(c.exit_code, 0) << "seed " << seed;
+  }
+}
+
+TEST(PercentileGate, MissingDistributionIsMissingNotAFallbackToTheMedian) {
+  const std::string reason_tail =
+      " holds no per-operation distribution of it (not a per-operation metric, or written before "
+      "distributions were recorded)";
+  // The baseline's runs have no distribution of h2d_latency (results written before them).
+  std::vector<Result> old_runs = serving_runs(1);
+  for (auto& r : old_runs) r.cases[0].metrics[0].distribution.reset();
+  const Comparison c = gate_serving(baseline_of(old_runs), serving_result(2, 100e-6));
+  const MetricComparison* m = find_metric(c.cases.front(), "h2d_latency");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->verdict, Verdict::kMissing);
+  EXPECT_EQ(m->statistic, "p99");
+  EXPECT_EQ(m->reason,
+            "the gate judges the p99 of h2d_latency, but run 1 of the baseline" + reason_tail);
+  EXPECT_EQ(c.cases.front().verdict, Verdict::kMissing);
+  EXPECT_EQ(c.exit_code, 2);
+
+  // Only the third run lacks it.
+  std::vector<Result> mixed = serving_runs(1);
+  mixed[2].cases[0].metrics[0].distribution.reset();
+  EXPECT_EQ(find_metric(gate_serving(baseline_of(mixed), serving_result(2, 50e-6)).cases.front(),
+                        "h2d_latency")
+                ->reason,
+            "the gate judges the p99 of h2d_latency, but run 3 of the baseline" + reason_tail);
+
+  // A one-run baseline (a result) without it.
+  const Comparison one = run_compare(old_runs[0], serving_result(2, 50e-6));
+  EXPECT_EQ(find_metric(one.cases.front(), "h2d_latency")->reason,
+            "the gate judges the p99 of h2d_latency, but the baseline" + reason_tail);
+  EXPECT_EQ(one.exit_code, 2);
+
+  // The result without it.
+  Result plain = serving_result(2, 100e-6);
+  plain.cases[0].metrics[0].distribution.reset();
+  const Comparison r = gate_serving(baseline_of(serving_runs(1)), plain);
+  const MetricComparison* rm = find_metric(r.cases.front(), "h2d_latency");
+  EXPECT_EQ(rm->verdict, Verdict::kMissing);
+  EXPECT_EQ(rm->reason, "the gate judges the p99 of h2d_latency, but the result" + reason_tail);
+  EXPECT_EQ(r.exit_code, 2);
+  // The reports name the statistic and say why.
+  EXPECT_NE(junit_xml(r).find("h2d_latency (p99): the gate judges the p99"), std::string::npos);
+}
+
+TEST(PercentileGate, ReportsNameTheStatistic) {
+  const Comparison c = gate_serving(baseline_of(serving_runs(1)), serving_result(2, 100e-6));
+  const std::string text = table_of(c);
+  EXPECT_NE(text.find("h2d_latency (p99)"), std::string::npos) << text;
+  const ojson j = to_json(c);
+  const ojson& m = j["cases"][0]["metrics"][0];
+  EXPECT_EQ(m["name"], "h2d_latency");
+  EXPECT_EQ(m["statistic"], "p99");
+  EXPECT_EQ(m["metric_label"], "h2d_latency (p99)");
+  EXPECT_EQ(ojson::parse(to_json_text(c)), j);
+  const std::string xml = junit_xml(c);
+  expect_consistent_junit(xml);
+  EXPECT_NE(xml.find("message=\"h2d_latency (p99): regression"), std::string::npos) << xml;
+
+  // A median gate keeps the bare name.
+  const Comparison d =
+      gate_serving(baseline_of(serving_runs(1)),
+                   serving_result(2, 50e-6, ojson::parse(R"({"metrics": {"h2d_latency": 50}})")));
+  EXPECT_EQ(to_json(d)["cases"][0]["metrics"][0]["statistic"], "median");
+  EXPECT_EQ(to_json(d)["cases"][0]["metrics"][0]["metric_label"], "h2d_latency");
+  EXPECT_EQ(table_of(d).find("(p99)"), std::string::npos);
+}
+
+TEST(PercentileGate, ReRunsAreJudgedOnTheSameStatistic) {
+  const Baseline b = baseline_of(serving_runs(1));
+  const Comparison c = gate_serving(b, serving_result(2, 100e-6));
+  ASSERT_EQ(suspect_case_ids(c), std::vector<std::string>{kServing});
+
+  Comparison confirmed = c;
+  apply_confirmation(confirmed, b, {serving_result(3, 100e-6), serving_result(4, 100e-6)}, {});
+  const MetricComparison& m = confirmed.cases.front().metrics.front();
+  EXPECT_EQ(m.verdict, Verdict::kRegression);
+  ASSERT_TRUE(m.confirmation);
+  EXPECT_EQ(m.confirmation->reproduced, 3u);
+  ASSERT_EQ(m.confirmation->rerun_medians.size(), 2u);
+  EXPECT_NEAR(m.confirmation->rerun_medians[0], 100e-6, 10e-6) << "the re-run's p99, not median";
+  EXPECT_EQ(confirmed.exit_code, 1);
+
+  // Re-runs whose tails are back to normal: flaky, though their medians never moved.
+  Comparison flaky = c;
+  apply_confirmation(flaky, b, {serving_result(3, 50e-6), serving_result(4, 50e-6)}, {});
+  EXPECT_EQ(flaky.cases.front().metrics.front().verdict, Verdict::kFlaky);
+  EXPECT_EQ(flaky.exit_code, 0);
+
+  // A re-run without the distribution cannot show the tail again: it counts against the node.
+  Result plain = serving_result(3, 50e-6);
+  plain.cases[0].metrics[0].distribution.reset();
+  Comparison lost = c;
+  apply_confirmation(lost, b, {plain, serving_result(4, 50e-6)}, {});
+  const MetricComparison& l = lost.cases.front().metrics.front();
+  EXPECT_EQ(l.verdict, Verdict::kRegression);
+  ASSERT_TRUE(l.confirmation);
+  EXPECT_EQ(l.confirmation->reproduced, 2u);
+  ASSERT_EQ(l.confirmation->notes.size(), 1u);
+  EXPECT_EQ(l.confirmation->notes[0],
+            "re-run 1: the gate judges the p99 of h2d_latency, but the re-run holds no "
+            "per-operation distribution of it (not a per-operation metric, or written before "
+            "distributions were recorded)");
+}
+
+TEST(PercentileGate, BaselineFileKeepsThePerRepetitionStatistics) {
+  const std::vector<Result> runs = serving_runs(1);
+  const Baseline b = baseline_of(runs);
+  const ojson j = to_json(b);
+  const ojson& run0 = j["cases"][0]["metrics"]["h2d_latency"]["runs"][0];
+  ASSERT_TRUE(run0.contains("per_repetition"));
+  EXPECT_EQ(run0["per_repetition"]["p99"],
+            ojson(runs[0].cases[0].metrics[0].distribution->repetition_values("p99")));
+  EXPECT_FALSE(j["cases"][0]["metrics"]["throughput"]["runs"][0].contains("per_repetition"))
+      << "a metric without a distribution writes none";
+  EXPECT_EQ(to_json(baseline_from_json(j, "b.json")), j);
+
+  const Result slower_tail = serving_result(2, 100e-6);
+  const Comparison from_file = gate_serving(baseline_from_json(j, "b.json"), slower_tail);
+  const Comparison in_memory = gate_serving(b, slower_tail);
+  EXPECT_EQ(to_json(from_file)["cases"], to_json(in_memory)["cases"]);
+  EXPECT_EQ(from_file.exit_code, 1);
+
+  // A file written before per_repetition existed still reads; its p99 gate is missing.
+  ojson old = j;
+  for (auto& run : old["cases"][0]["metrics"]["h2d_latency"]["runs"]) run.erase("per_repetition");
+  const Comparison c = gate_serving(baseline_from_json(old, "old.json"), slower_tail);
+  EXPECT_EQ(find_metric(c.cases.front(), "h2d_latency")->verdict, Verdict::kMissing);
+  EXPECT_EQ(c.exit_code, 2);
+
+  const auto refusal = [&](const std::string& pointer, const ojson& value) {
+    ojson bad = j;
+    bad[ojson::json_pointer(pointer)] = value;
+    try {
+      baseline_from_json(bad, "b.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string at = "/cases/0/metrics/h2d_latency/runs/1/per_repetition";
+  EXPECT_EQ(
+      refusal(at + "/p99", ojson::array({1e-5, 2e-5})),
+      "b.json: " + at + "/p99: 2 values, but the run has 5 samples (one value per repetition)");
+  EXPECT_EQ(refusal(at + "/p95", ojson::array({1e-5})),
+            "b.json: " + at + "/p95: unknown statistic (one of p50, p90, p99, p99.9, max)");
+  EXPECT_EQ(refusal(at + "/max/4", -1), "b.json: " + at + "/max/4: a duration below 0");
+  EXPECT_EQ(refusal(at + "/p90/0", "x"), "b.json: " + at + "/p90/0: expected a number");
+  EXPECT_EQ(refusal(at, ojson::array()),
+            "b.json: " + at + ": expected an object of statistic: per-repetition values");
+  ojson without_max = j;
+  without_max[ojson::json_pointer(at)].erase("max");
+  try {
+    baseline_from_json(without_max, "b.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "b.json: " + at + "/max: missing");
+  }
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
@@ -9,6 +10,11 @@
 
 #include "export/prometheus.hpp"
 #include "result/result.hpp"
+#include "stats/operation_distribution.hpp"
+
+#ifndef PATHBENCH_FIXTURES
+#error "PATHBENCH_FIXTURES must name tests/fixtures"
+#endif
 
 namespace pathbench {
 namespace {
@@ -209,8 +215,8 @@ TEST(Prometheus, HelpAndTypeOncePerFamilyAndSamplesGrouped) {
   for (const char* name :
        {"pathbench_info", "pathbench_case_status", "pathbench_result_start_timestamp_seconds",
         "pathbench_result_end_timestamp_seconds", "pathbench_result_complete",
-        "pathbench_copy_bandwidth_bytes_per_second",
-        "pathbench_copy_time_per_copy_seconds", "pathbench_host_memory_bandwidth_bytes_per_second",
+        "pathbench_copy_bandwidth_bytes_per_second", "pathbench_copy_time_per_copy_seconds",
+        "pathbench_host_memory_bandwidth_bytes_per_second",
         "pathbench_host_memory_time_per_copy_seconds",
         "pathbench_host_memory_cost_seconds_per_byte"}) {
     EXPECT_EQ(type[name], 1) << name;
@@ -347,6 +353,195 @@ TEST(Prometheus, OddNamesUnitsAndValues) {
   EXPECT_TRUE(has_line(text, "pathbench_my_family_ratio" + l + " 0.5")) << text;
   EXPECT_EQ(text.find("pathbench_my_family_nothing"), std::string::npos) << text;
   EXPECT_NE(text.find("hostname=\"bad\xEF\xBF\xBDutf8\""), std::string::npos) << text;
+}
+
+// --- per-operation metrics: histograms and percentile gauges; the serving pool's names ---------
+
+// A per-operation metric as the core records it (the samples are the repetitions' medians).
+MetricResult per_operation(std::string name, const std::vector<std::vector<double>>& reps) {
+  DistributionRecorder recorder;
+  std::vector<double> medians;
+  for (const auto& r : reps) medians.push_back(recorder.add_repetition(r));
+  MetricResult m = metric(std::move(name), "s", Better::kLower, std::move(medians));
+  m.distribution = recorder.finish();
+  return m;
+}
+
+const ojson kServingParams = {{"strategy", "pinned_pool"}, {"request_bytes", 65536}};
+
+CaseResult serving_case(ojson params = kServingParams) {
+  return make_case("serving/strategy=pinned_pool/request_bytes=65536", "serving", std::move(params),
+                   CaseStatus::kOk,
+                   {per_operation("h2d_latency", {{3e-6, 4e-6, 30e-6}, {3.5e-6, 4.5e-6, 300e-6}}),
+                    per_operation("request_latency", {{6e-6, 7e-6, 8e-6}, {6.5e-6, 7.5e-6, 1.5}}),
+                    metric("throughput", "requests/s", Better::kHigher, {90000, 92500, 95000}),
+                    metric("pool_high_water", "B", Better::kLower, {524288, 524288, 524288}),
+                    metric("pool_waits", "acquisitions", Better::kLower, {3, 4, 5}),
+                    metric("pool_wait_time", "s", Better::kLower, {2e-5, 3e-5, 4e-5}),
+                    metric("pageable_fallbacks", "copies", Better::kLower, {0, 1, 2})});
+}
+
+Result serving_result() {
+  Result r = sample_result();
+  r.cases = {serving_case()};
+  return r;
+}
+
+const std::string kServingLabels = labels("strategy=\"pinned_pool\",request_bytes=\"65536\"");
+
+std::string with_label(const std::string& extra) { return kServingLabels + "," + extra; }
+
+TEST(PrometheusDistribution, AHistogramOfEveryOperationAtFixedBounds) {
+  const std::string text = prometheus_exposition(serving_result());
+  const std::string family = "pathbench_serving_h2d_latency_seconds";
+  EXPECT_TRUE(has_line(text, "# TYPE " + family + " histogram")) << text;
+  // 3, 3.5, 4, 4.5 us; 30 us; 300 us. A bound counts what lies at or below it.
+  const std::vector<std::pair<std::string, int>> expected = {
+      {"1e-06", 0}, {"2e-06", 0}, {"5e-06", 4}, {"1e-05", 4}, {"2e-05", 4}, {"5e-05", 5},
+      {"1e-04", 5}, {"2e-04", 5}, {"5e-04", 6}, {"0.001", 6}, {"0.002", 6}, {"0.005", 6},
+      {"0.01", 6},  {"0.02", 6},  {"0.05", 6},  {"0.1", 6},   {"0.2", 6},   {"0.5", 6},
+      {"1", 6},     {"2", 6},     {"5", 6},     {"10", 6},    {"+Inf", 6}};
+  std::vector<std::string> buckets;
+  for (const auto& line : lines_of(text)) {
+    if (line.starts_with(family + "_bucket{")) buckets.push_back(line);
+  }
+  ASSERT_EQ(buckets.size(), expected.size()) << text;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(buckets[i], family + "_bucket{" + with_label("le=\"" + expected[i].first + "\"") +
+                              "} " + std::to_string(expected[i].second));
+  }
+  EXPECT_TRUE(has_line(text, family + "_count{" + kServingLabels + "} 6")) << text;
+  const std::string sum_head = family + "_sum{" + kServingLabels + "} ";
+  const auto sum_at = text.find("\n" + sum_head);
+  ASSERT_NE(sum_at, std::string::npos) << text;
+  EXPECT_EQ(std::stod(text.substr(sum_at + 1 + sum_head.size())),
+            serving_case().metrics[0].distribution->histogram.sum());
+  // The request latency's 1.5 s operation lands between the 1 s and 2 s bounds.
+  const std::string request = "pathbench_serving_request_latency_seconds_bucket{";
+  EXPECT_TRUE(has_line(text, request + with_label("le=\"1\"") + "} 5")) << text;
+  EXPECT_TRUE(has_line(text, request + with_label("le=\"2\"") + "} 6")) << text;
+}
+
+TEST(PrometheusDistribution, ExactPercentilesAsGaugesAndNoMedianGauge) {
+  const CaseResult c = serving_case();
+  const std::string text = prometheus_exposition(serving_result());
+  const std::string family = "pathbench_serving_h2d_latency_percentile_seconds";
+  EXPECT_TRUE(has_line(text, "# TYPE " + family + " gauge")) << text;
+  for (const auto& s : kDistributionStatistics) {
+    const double v = c.metrics[0].distribution->statistic(s.name);
+    bool found = false;
+    const std::string head =
+        family + "{" + with_label("statistic=\"" + std::string(s.name) + "\"") + "} ";
+    for (const auto& l : lines_of(text)) {
+      if (!l.starts_with(head)) continue;
+      found = true;
+      EXPECT_EQ(std::stod(l.substr(head.size())), v) << l;
+    }
+    EXPECT_TRUE(found) << head << "\n" << text;
+  }
+  EXPECT_TRUE(has_line(text, family + "{" + with_label("statistic=\"max\"") + "} 3e-04")) << text;
+  // The samples' median has no gauge: that name is the histogram's.
+  for (const auto& l : lines_of(text)) {
+    EXPECT_FALSE(l.starts_with("pathbench_serving_h2d_latency_seconds{")) << l;
+    EXPECT_FALSE(l.starts_with("pathbench_serving_h2d_latency_seconds ")) << l;
+  }
+}
+
+TEST(PrometheusDistribution, ServingPoolMetricsHaveServingStackNames) {
+  const std::string text = prometheus_exposition(serving_result());
+  EXPECT_TRUE(has_line(
+      text, "pathbench_serving_pinned_pool_high_water_bytes{" + kServingLabels + "} 524288"))
+      << text;
+  EXPECT_TRUE(has_line(text, "pathbench_serving_pinned_pool_waits{" + kServingLabels + "} 4"))
+      << text;
+  EXPECT_TRUE(
+      has_line(text, "pathbench_serving_pinned_pool_wait_seconds{" + kServingLabels + "} 3e-05"))
+      << text;
+  EXPECT_TRUE(has_line(text, "pathbench_serving_pageable_fallbacks{" + kServingLabels + "} 1"))
+      << text;
+  EXPECT_TRUE(has_line(
+      text, "pathbench_serving_throughput_requests_per_second{" + kServingLabels + "} 92500"))
+      << text;
+  for (const char* name :
+       {"pathbench_serving_pinned_pool_high_water_bytes", "pathbench_serving_pinned_pool_waits",
+        "pathbench_serving_pinned_pool_wait_seconds", "pathbench_serving_pageable_fallbacks"}) {
+    EXPECT_TRUE(has_line(text, std::string("# TYPE ") + name + " gauge")) << name;
+  }
+  EXPECT_EQ(text.find("pool_waits_acquisitions"), std::string::npos);
+  EXPECT_EQ(text.find("pathbench_serving_pool_"), std::string::npos);
+  // Another family's metric of that name keeps the generic rule.
+  Result r = sample_result();
+  r.cases = {make_case("x/a", "other", ojson::object(), CaseStatus::kOk,
+                       {metric("pool_waits", "acquisitions", Better::kLower, {2})})};
+  EXPECT_NE(prometheus_exposition(r).find("pathbench_other_pool_waits_acquisitions{"),
+            std::string::npos);
+}
+
+TEST(PrometheusDistribution, FamiliesAreGroupedAndEverySeriesIsUnique) {
+  Result r = serving_result();
+  // A second case with the same labels (another id): its series are left out, the first wins.
+  CaseResult twin = serving_case();
+  twin.id += "/twin";
+  twin.metrics[0] = per_operation("h2d_latency", {{1.0, 1.0, 1.0}});
+  r.cases.push_back(twin);
+  // A param named like a label the exporter adds is renamed.
+  r.cases.push_back(serving_case(ojson{{"strategy", "pageable"}, {"le", 1}, {"statistic", "x"}}));
+  const std::string text = prometheus_exposition(r);
+  std::map<std::string, std::string> type_of;
+  std::string current;
+  std::set<std::string> finished, series;
+  for (const auto& line : lines_of(text)) {
+    if (line.starts_with("# HELP ")) continue;
+    if (line.starts_with("# TYPE ")) {
+      const std::string name = line.substr(7, line.find(' ', 7) - 7);
+      EXPECT_FALSE(type_of.contains(name)) << "second TYPE line: " << line;
+      type_of[name] = line.substr(line.rfind(' ') + 1);
+      if (!current.empty()) finished.insert(current);
+      current = name;
+      continue;
+    }
+    std::string name = sample_name(line);
+    if (type_of[current] == "histogram") {
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+        if (name == current + suffix) name = current;
+      }
+    }
+    EXPECT_EQ(name, current) << "sample outside its family: " << line;
+    EXPECT_FALSE(finished.contains(name)) << line;
+    EXPECT_TRUE(series.insert(line.substr(0, line.rfind(' '))).second) << "duplicate: " << line;
+  }
+  EXPECT_EQ(type_of["pathbench_serving_h2d_latency_seconds"], "histogram");
+  EXPECT_EQ(type_of["pathbench_serving_request_latency_seconds"], "histogram");
+  EXPECT_EQ(type_of["pathbench_serving_h2d_latency_percentile_seconds"], "gauge");
+  EXPECT_EQ(text.find("le=\"10\"} 3\n"), std::string::npos) << "the twin's histogram is left out";
+  EXPECT_NE(text.find("param_le=\"1\""), std::string::npos) << text;
+  EXPECT_NE(text.find("param_statistic=\"x\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("le=\"1\",le="), std::string::npos) << text;
+}
+
+TEST(PrometheusDistribution, TheServingFixtureExportsItsHistograms) {
+  const Result r = load_result(std::string(PATHBENCH_FIXTURES) + "/serving/h200-serving.json");
+  ASSERT_EQ(r.cases.size(), 2u);
+  const std::string text = prometheus_exposition(r);
+  for (const auto& c : r.cases) {
+    for (const auto& m : c.metrics) {
+      if (!m.distribution) continue;
+      const std::string family = "pathbench_serving_" + m.name + "_seconds";
+      const std::string count = family + "_count{";
+      std::size_t found = 0;
+      for (const auto& line : lines_of(text)) {
+        if (!line.starts_with(count)) continue;
+        if (line.find("strategy=\"" + c.params["strategy"].get<std::string>() + "\"") ==
+            std::string::npos) {
+          continue;
+        }
+        ++found;
+        EXPECT_EQ(line.substr(line.rfind(' ') + 1), std::to_string(m.distribution->operations));
+      }
+      EXPECT_EQ(found, 1u) << family << " " << c.id;
+    }
+  }
+  EXPECT_NE(text.find("\npathbench_serving_pinned_pool_high_water_bytes{"), std::string::npos);
 }
 
 }  // namespace
