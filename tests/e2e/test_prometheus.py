@@ -5,7 +5,7 @@
 
 Runs a tiny host-only scenario (plus one small copy case, skipped without a GPU), exports the
 result, and checks the file the way production reads it; the same for the serving fixture
-(tests/fixtures/serving/h200-serving.json: per-operation distributions, exported as histograms
+(tests/fixtures/serving_export/h200-serving.json: per-operation distributions, exported as histograms
 and percentile gauges, and the pinned-pool metrics):
   (a) `promtool check metrics` (Debian package `prometheus`) must accept it without a complaint;
   (b) a real `prometheus-node-exporter` (Debian package of that name), started here as a child
@@ -370,7 +370,7 @@ class PrometheusDistributionExport(unittest.TestCase):
     def setUpClass(cls) -> None:
         cls.tmp = tempfile.TemporaryDirectory(prefix="pathbench_prom_dist_")
         cls.root = Path(cls.tmp.name)
-        cls.fixture = SOURCE / "tests" / "fixtures" / "serving" / "h200-serving.json"
+        cls.fixture = SOURCE / "tests" / "fixtures" / "serving_export" / "h200-serving.json"
         cls.result = json.loads(cls.fixture.read_text(encoding="utf-8"))
         cls.prom_path = cls.root / "serving.prom"
         cls.export_proc = run_pb("export", cls.fixture, "--prometheus", cls.prom_path)
