@@ -7,7 +7,9 @@ The page has no external resources: the plots (from plot.py, used as a module) a
 data: URIs and the CSS is inline, so the file can be attached to a ticket or a CI artifact as is.
 Sections: header (node type, host, time), context (every field; GPUs as a sub-table), summary
 (ok/skipped/failed), plots, cases (id, status, headline median, p10-p90, cv, n, reason) and, with
---compare, the verdicts (worst first) and the bandwidth floors.
+--compare, the verdicts (worst first) and the bandwidth floors. A result with `serving` cases also
+gets "Serving / tail latency": the serving plots and, per case, p50/p90/p99/p99.9/max of the H2D
+copy and of the whole request (µs), the throughput and the pinned pool's fallbacks and high-water.
 A run that did not finish (`"complete": false`, or an older file without an end time) gets a
 banner at the top: its cases are the finished ones only.
 Inputs are read by the rules of the C++ reader (lib/pathbench_result_file.py); the page is written atomically,
@@ -73,6 +75,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 td.id { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12px; min-width: 250px; }
 .scroll { overflow-x: auto; }
 td.reason { min-width: 180px; }
+td.case { min-width: 230px; }
 td.headline { min-width: 170px; }
 table.kv > tbody > tr > th { width: 220px; white-space: nowrap; }
 table.sub { margin: 0; font-size: 12px; width: auto; }
@@ -98,6 +101,9 @@ figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: 12px; margin-top: 4px; }
 ul.notes { color: var(--muted); font-size: 13px; }
 .secondary { color: var(--muted); font-size: 12px; }
+tr.group th { background: #e8edf5; font-size: 12px; }
+td.sep, th.sep { border-left: 2px solid #b8c2d0; }
+.rep { display: block; color: var(--muted); font-size: 11px; }
 footer { color: var(--muted); font-size: 12px; margin-top: 36px; border-top: 1px solid var(--line); padding-top: 8px; }
 """
 
@@ -305,8 +311,9 @@ def _exit_meaning(code: Any) -> str:
             3: "bad input or usage"}.get(code, "unknown")
 
 
-def section_plots(plots: Sequence[Any]) -> str:
-    parts = ['<section id="plots"><h2>Plots</h2>']
+def _figures(plots: Sequence[Any]) -> list[str]:
+    """Each drawable plot as a <figure> with the PNG embedded, then a list of those not drawn and why."""
+    parts = []
     notes = []
     for p in plots:
         if p.figure is None:
@@ -322,7 +329,127 @@ def section_plots(plots: Sequence[Any]) -> str:
                      f"<figcaption>{esc(p.title)} ({esc(p.name)})</figcaption></figure>")
     if notes:
         parts.append(f'<ul class="notes">{"".join(notes)}</ul>')
-    parts.append("</section>")
+    return parts
+
+
+def section_plots(plots: Sequence[Any], result: Any) -> str:
+    families = {c.get("family") for c in result.cases}
+    if families == {"serving"} and all(p.figure is None for p in plots):
+        # Nothing but serving cases: a note per copy plot would only say so six times.
+        return ('<section id="plots"><h2>Plots</h2><p class="muted">The result holds serving cases only: their '
+                'plots are under <a href="#serving">Serving / tail latency</a>.</p></section>')
+    return "".join(['<section id="plots"><h2>Plots</h2>', *_figures(plots), "</section>"])
+
+
+# --------------------------------------------------------------------------------------------
+# Serving / tail latency
+
+SERVING_COLUMNS = 14
+
+
+def _us(v: float) -> str:
+    return esc(plot.format_number(v * 1e6))
+
+
+def _serving_latency_cells(case: dict[str, Any], metric: str) -> str:
+    """The cells of one latency metric: p50 .. max and mean in µs (p99 with its range over the
+    repetitions, what a p99 gate judges), and the number of operations."""
+    d = plot.distribution(case, metric)
+    if d is None:
+        m = (case.get("metrics") or {}).get(metric)
+        stats = m.get("stats") if isinstance(m, dict) else None
+        median = (f"; median of the repetitions {esc(plot.format_value(stats['median'], 's'))}"
+                  if isinstance(stats, dict) and plot._finite(stats.get("median")) and stats.get("n") else "")
+        return (f'<td colspan="7" class="muted small sep">no per-operation distribution{median}</td>')
+    cells = []
+    for k in rf.DISTRIBUTION_STATISTICS:
+        text = _us(d.values[k])
+        if k == "p99":
+            reps = d.per_repetition[k]
+            text += (f'<span class="rep" title="p99 of each repetition: lowest – highest">'
+                     f"{_us(min(reps))} – {_us(max(reps))}</span>")
+        cells.append(f'<td class="num{" sep" if k == "p50" else ""}">{text}</td>')
+    cells.append(f'<td class="num">{_us(d.values["mean"])}</td>')
+    cells.append(f'<td class="num">{esc(f"{d.operations:,}")}</td>')
+    return "".join(cells)
+
+
+def _median_of(case: dict[str, Any], metric: str) -> float | None:
+    s = plot._stats(case, metric)
+    return float(s["median"]) if s is not None and s.get("n") else None
+
+
+def _serving_pool_cells(case: dict[str, Any]) -> str:
+    """Throughput, pageable fallbacks (share of the copies issued) and the pool's high-water."""
+    cells = []
+    tp = _median_of(case, "throughput")
+    cells.append(f'<td class="num sep">{esc(plot.format_number(tp)) if tp is not None else "—"}</td>')
+    fallbacks = _median_of(case, "pageable_fallbacks")
+    copies = _median_of(case, "copies_issued")
+    if fallbacks is None:
+        cells.append('<td class="num muted">—</td>')
+    else:
+        share = (f' <span class="muted">({100 * fallbacks / copies:.2g} %)</span>' if copies else "")
+        cells.append(f'<td class="num">{esc(plot.format_number(fallbacks))}{share}</td>')
+    high = _median_of(case, "pool_high_water")
+    if high is None:
+        cells.append('<td class="num muted">—</td>')
+    else:
+        bound = plot._pool_bound(case)
+        of = f' <span class="muted">of {esc(plot.format_bytes(bound))}</span>' if bound else ""
+        cells.append(f'<td class="num">{esc(plot.format_bytes(high))}{of}</td>')
+    return "".join(cells)
+
+
+def section_serving(result: Any, plots: Sequence[Any]) -> str:
+    """The serving cases: their plots, and per case the latency percentiles of each request's H2D
+    copy and of the whole request, the throughput and what the pool did. Empty without serving cases."""
+    cases = [c for c in result.cases if c.get("family") == "serving"]
+    if not cases:
+        return ""
+    parts = ['<section id="serving"><h2>Serving / tail latency</h2>',
+             '<p class="muted small">Per-request latency over every request of every repetition (exact '
+             "percentiles; the plots draw the histogram). <i>H2D</i>: from the request's arrival to its input "
+             "copy's completion; <i>request</i>: to the end of the whole request (step and response). Under p99, "
+             "in grey: the lowest and highest p99 of the repetitions, what a gate on p99 judges. "
+             "Throughput is requests per second (median of the repetitions); fallbacks are the pool's copies "
+             "that found no free pinned slot and went pageable, per repetition (share of the copies issued); "
+             "high-water the most pinned bytes the pool had in use, of its bound.</p>"]
+    parts += _figures(plots)
+    head = ('<tr><th>case</th><th>status</th><th>latency</th>'
+            + "".join(f'<th class="num{" sep" if k == "p50" else ""}">{esc(k)}<br>(µs)</th>'
+                      for k in rf.DISTRIBUTION_STATISTICS)
+            + '<th class="num">mean<br>(µs)</th><th class="num">requests</th>'
+            '<th class="num sep">throughput<br>(req/s)</th><th class="num">pageable<br>fallbacks</th>'
+            '<th class="num">pool<br>high-water</th></tr>')
+    rows = []
+    scenario = None
+    metrics = [m for m, _ in plot.SERVING_LATENCY_METRICS]
+    labels = {"h2d_latency": "H2D", "request_latency": "request"}
+    for c in cases:
+        if c.get("scenario") != scenario:
+            scenario = c.get("scenario")
+            rows.append(f'<tr class="group"><th colspan="{SERVING_COLUMNS}">{esc(scenario)}</th></tr>')
+        status = str(c.get("status"))
+        params = plot._params(c)
+        # The case in words (its id is in the Cases table, and here in the tooltip).
+        ident = (f'<td class="case"{{span}} title="{esc(c["id"])}"><b>{esc(plot.strategy_label(params))}</b>'
+                 f'<div class="small">{esc(plot.serving_condition_label(params))}</div></td>'
+                 f"<td{{span}}>{badge(status)}</td>")
+        present = [m for m in metrics if m in (c.get("metrics") or {})]
+        if status != "ok" or not present:
+            reason = esc(c.get("reason") or ("no latency metrics" if status == "ok" else ""))
+            rows.append(f'<tr class="row-{esc(status)}">{ident.format(span="")}'
+                        f'<td colspan="{SERVING_COLUMNS - 2}" class="small">{reason}</td></tr>')
+            continue
+        span = f' rowspan="{len(present)}"' if len(present) > 1 else ""
+        for i, m in enumerate(present):
+            first = ident.format(span=span) if i == 0 else ""
+            pool = _serving_pool_cells(c).replace("<td ", f"<td{span} ") if i == 0 else ""
+            rows.append(f'<tr class="row-ok">{first}<td>{esc(labels.get(m, m))}</td>'
+                        f"{_serving_latency_cells(c, m)}{pool}</tr>")
+    parts.append(f'<div class="scroll"><table class="serving"><thead>{head}</thead>'
+                 f'<tbody>{"".join(rows)}</tbody></table></div></section>')
     return "".join(parts)
 
 
@@ -525,20 +652,26 @@ def section_floors(compare: Any) -> str:
 
 def build_page(result: Any, compare: Any | None) -> str:
     plots = plot.build_plots([result], compare)
+    serving_plots = [p for p in plots if p.name in plot.SERVING_PLOTS]
+    plots = [p for p in plots if p.name not in plot.SERVING_PLOTS]
+    serving = section_serving(result, serving_plots)
     # Order: what a reader looks for first (summary, verdicts) before the long tables.
     nav = ['<a href="#summary">summary</a>']
     body = [section_header(result), "", "<main>", section_incomplete(result), section_summary(result, compare)]
     if compare is not None:
         nav += ['<a href="#verdicts">verdicts</a>', '<a href="#floors">floors</a>']
         body += [section_verdicts(compare, result), section_floors(compare)]
-    nav += ['<a href="#plots">plots</a>', '<a href="#cases">cases</a>', '<a href="#context">context</a>']
-    body += [section_plots(plots), section_cases(result), section_context(result)]
+    nav += ['<a href="#plots">plots</a>']
+    if serving:
+        nav.append('<a href="#serving">serving</a>')
+    nav += ['<a href="#cases">cases</a>', '<a href="#context">context</a>']
+    body += [section_plots(plots, result), serving, section_cases(result), section_context(result)]
     body[1] = f'<nav>{"".join(nav)}</nav>'
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     sources = esc(result.path) + (f" and {esc(compare.path)}" if compare is not None else "")
     body.append(f"<footer>Generated by reports/html.py at {now} from {sources}.</footer></main>")
-    for p in plots:
+    for p in plots + serving_plots:
         if p.figure is not None:
             p.figure.clear()
     title = f"pathbench — {result.node_type} — {result.hostname} — {result.start_time}"

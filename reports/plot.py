@@ -8,6 +8,11 @@ Writes, for whatever the results contain (a plot without data is skipped with a 
   latency.png      time per copy and round trip time of the latency cases
   pin_cost.png     cudaMallocHost / cudaHostRegister cost per GiB
   host_memory.png  host memcpy bandwidth per (CPU node, memory node, page) and first-touch/mlock cost
+  serving_latency.png       per-request latency (H2D copy, whole request) against the percentile on a
+                            "nines" axis, one line per strategy, a panel per request size and arrival mode
+  serving_head_of_line.png  a request's H2D p50 and p99 behind a bulk copy, against the bulk copy size
+  serving_pool.png          the pinned pool's pageable fallbacks and high-water per case
+                            (the serving plots only for results with serving cases)
   compare.png      (with --compare) per-case change of the headline metric, worst first
 Only `ok` cases are plotted; skipped and failed cases are counted in each figure's footnote, and
 so are ok cases whose values are beyond ±1e100 (valid, but no axis can hold them). A run that did
@@ -33,6 +38,7 @@ sys.path.insert(0, str(_HERE / "lib"))  # the shared reader, importable by name
 import argparse  # noqa: E402
 import functools  # noqa: E402
 import io  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
 from collections import Counter, OrderedDict  # noqa: E402
@@ -1076,6 +1082,683 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
     return PlotOutput(name, title, fig)
 
 
+# --------------------------------------------------------------------------------------------
+# Serving: per-request latency distributions (family `serving`; metrics that carry a
+# "distribution", read by the rules of stats/operation_distribution.cpp)
+
+SERVING_STRATEGY_ORDER = ["preallocated_pinned", "pinned_pool", "pinned_pool_chunked", "pageable", "pin_per_request"]
+# As in the copy plots where the memory is of the same kind: pinned blue, pageable red, registered
+# (pinned for one request) green; the pools orange and purple.
+STRATEGY_COLORS: dict[str, str] = {
+    "preallocated_pinned": "#1f77b4",
+    "pinned_pool": "#ff7f0e",
+    "pinned_pool_chunked": "#9467bd",
+    "pageable": "#d62728",
+    "pin_per_request": "#2ca02c",
+}
+STRATEGY_MARKERS: dict[str, str] = {
+    "preallocated_pinned": "o", "pinned_pool": "s", "pinned_pool_chunked": "D", "pageable": "v", "pin_per_request": "^",
+}
+ARRIVAL_ORDER = {"back_to_back": 0, "poisson": 1, "bursts": 2}
+# Parameters that make a variant of a strategy (one line each) rather than a condition (one panel
+# each); `requests` says how many were measured, not what: it groups nothing.
+STRATEGY_VARIANT_PARAMS = ("strategy", "chunk_bytes", "pool_slots")
+COUNT_PARAMS = ("requests",)
+SERVING_LATENCY_METRICS = (("h2d_latency", "H2D copy: arrival → copy complete"),
+                           ("request_latency", "whole request: arrival → done"))
+HOL_COLORS = {"same_direction": ["#d62728", "#8c1a1a", "#ff9896", "#e377c2"],
+              "opposite_direction": ["#1f77b4", "#0b3d6b", "#6baed6", "#17becf"]}
+# The no-background reference line of each result (dotted, loosely dotted, dash-dotted).
+REFERENCE_STYLES = [":", (0, (1, 4)), "-.", (0, (3, 3, 1, 3, 1, 3))]
+MAX_SERVING_CONDITIONS = 10
+MAX_POOL_ROWS = 40
+# The pinned_pool_chunked slot size and the pool's slot count when the case does not set them
+# (bench/serving.cpp, kDefaultChunk and pool_slots).
+DEFAULT_CHUNK_BYTES = 256 << 10
+DEFAULT_POOL_SLOTS = 8
+
+
+@dataclass
+class Distribution:
+    """One metric's per-operation distribution, as the result holds it (seconds)."""
+    operations: int
+    values: dict[str, float]  # p50, p90, p99, p99.9, max and mean, over every operation
+    per_repetition: dict[str, list[float]]
+    edges: list[float]  # the non-empty buckets' upper edges, increasing
+    counts: list[int]
+    overflow: int
+    maximum: float  # the histogram's exact max
+
+
+def distribution(case: dict[str, Any], metric: str) -> Distribution | None:
+    """The metric's distribution; None where the metric has none (a result from before they existed,
+    or a metric that times no single operation). The result was checked when it was read."""
+    m = (case.get("metrics") or {}).get(metric)
+    d = m.get("distribution") if isinstance(m, dict) else None
+    if not isinstance(d, dict):
+        return None
+    h = d["histogram"]
+    return Distribution(
+        operations=int(d["operations"]),
+        values={k: float(d[k]) for k in (*rf.DISTRIBUTION_STATISTICS, "mean")},
+        per_repetition={k: [float(x) for x in d["per_repetition"][k]] for k in rf.DISTRIBUTION_STATISTICS},
+        edges=[float(e) for e, _ in h["buckets"]],
+        counts=[int(c) for _, c in h["buckets"]],
+        overflow=int(h["overflow"]),
+        maximum=float(h["max"]),
+    )
+
+
+def _distribution_not_drawable(case: dict[str, Any]) -> str:
+    """Why a case's latency distributions cannot go on an axis, or "" when they can."""
+    for metric, _ in SERVING_LATENCY_METRICS:
+        d = distribution(case, metric)
+        if d is None:
+            continue
+        values = [*d.values.values(), d.maximum, *(v for vs in d.per_repetition.values() for v in vs)]
+        if d.edges:
+            values.append(d.edges[-1])
+        if any(not v <= PLOT_LIMIT for v in values):
+            return f"{metric}: values beyond {PLOT_LIMIT:g} s cannot be drawn"
+    return ""
+
+
+def serving_cases(results: Sequence[LoadedResult]) -> bool:
+    """Whether any result holds a serving case (the serving plots and sections appear only then)."""
+    return any(c.get("family") == "serving" for r in results for c in r.cases)
+
+
+def _serving_param(case: dict[str, Any], key: str, default: Any = None) -> Any:
+    return _params(case).get(key, default)
+
+
+def _has_background(case: dict[str, Any]) -> bool:
+    return _serving_param(case, "background", "none") != "none"
+
+
+def _strategy_sort_key(strategy: str) -> tuple[int, str]:
+    order = SERVING_STRATEGY_ORDER
+    return (order.index(strategy) if strategy in order else len(order), strategy)
+
+
+def _param_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _condition_key(case: dict[str, Any], leave_out: Sequence[str] = ()) -> tuple[tuple[str, str], ...]:
+    skip = set(STRATEGY_VARIANT_PARAMS) | set(COUNT_PARAMS) | set(leave_out)
+    return tuple(sorted((k, _param_text(v)) for k, v in _params(case).items() if k not in skip))
+
+
+def _size_text(v: Any) -> str:
+    return format_bytes(v) if _is_number(v) and 0 <= v <= MAX_PLOT_BYTES else _param_text(v)
+
+
+def _count_text(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return format_number(v) if _finite(v) else _param_text(v)
+
+
+def serving_condition_label(params: dict[str, Any], leave_out: Sequence[str] = ()) -> str:
+    """What a panel's cases ran under, in words: "64 KiB requests · Poisson 20,000/s · 4 submitters"."""
+    p = {k: v for k, v in params.items()
+         if k not in set(STRATEGY_VARIANT_PARAMS) | set(COUNT_PARAMS) | set(leave_out)}
+    parts = []
+    if "request_bytes" in p:
+        parts.append(f"{_size_text(p.pop('request_bytes'))} requests")
+    arrival = p.pop("arrival", "back_to_back")
+    rate = p.pop("rate_per_s", None)
+    burst = p.pop("burst_size", None)
+    if arrival == "back_to_back":
+        parts.append("back to back")
+    elif arrival == "poisson":
+        parts.append(f"Poisson {_count_text(rate)}/s" if rate is not None else "Poisson")
+    elif arrival == "bursts":
+        parts.append(f"bursts of {_count_text(burst if burst is not None else 8)}"
+                     + (f" at {_count_text(rate)}/s" if rate is not None else ""))
+    else:
+        parts.append(f"arrival {_param_text(arrival)}")
+    if rate is not None and arrival not in ("poisson", "bursts"):
+        parts.append(f"rate_per_s={_param_text(rate)}")
+    if burst is not None and arrival != "bursts":
+        parts.append(f"burst_size={_param_text(burst)}")
+    if "submitters" in p:
+        n = p.pop("submitters")
+        parts.append(f"{_count_text(n)} submitter{'' if n == 1 else 's'}")
+    if "kernel_us" in p:
+        parts.append(f"{_count_text(p.pop('kernel_us'))} µs step")
+    if "response_bytes" in p:
+        rb = p.pop("response_bytes")
+        parts.append("no response" if rb == 0 else f"{_size_text(rb)} responses")
+    background = p.pop("background", None)
+    if background is not None and background != "none":
+        parts.append(f"behind {_size_text(p.pop('bulk_bytes', 64 << 20))} bulk, {_param_text(background).replace('_', ' ')}")
+    p.pop("bulk_bytes", None)
+    if "bulk_chunk_bytes" in p:
+        parts.append(f"{_size_text(p.pop('bulk_chunk_bytes'))} bulk chunks")
+    if "request_priority" in p:
+        parts.append(f"{_param_text(p.pop('request_priority'))} priority")
+    parts += [f"{k}={_param_text(v)}" for k, v in sorted(p.items())]
+    return " · ".join(parts)
+
+
+def strategy_label(params: dict[str, Any]) -> str:
+    """The line's name: the strategy and what makes its variant (chunk size, slot count)."""
+    s = _param_text(params.get("strategy", "?"))
+    if "chunk_bytes" in params:
+        s += f" ({_size_text(params['chunk_bytes'])} chunks)"
+    if "pool_slots" in params:
+        s += f" · {_count_text(params['pool_slots'])} slots"
+    return s
+
+
+def _condition_sort_key(params: dict[str, Any]) -> tuple[Any, ...]:
+    rb = params.get("request_bytes")
+    return (str(params.get("background", "none")) != "none",
+            ARRIVAL_ORDER.get(str(params.get("arrival", "back_to_back")), 9),
+            rb if _finite(rb) else math.inf,
+            json.dumps({k: v for k, v in params.items() if k not in COUNT_PARAMS}, sort_keys=True))
+
+
+def result_names(results: Sequence[LoadedResult]) -> dict[int, str]:
+    """Each result's file name (with as many parent folders as tell two of them apart) and host:
+    what a legend names a result by (the start time says nothing to a reader)."""
+    names: dict[int, str] = {}
+    for depth in range(1, 6):
+        names = {r.index: "/".join(r.path.parts[-depth:]) for r in results}
+        if len(set(names.values())) == len(names):
+            break
+    else:
+        names = {r.index: str(r.path) for r in results}
+    return {r.index: f"{names[r.index]} ({r.hostname})" for r in results}
+
+
+def _serving_result_entries(results: Sequence[LoadedResult], marker: bool = False) -> list[tuple[Any, str]]:
+    """Legend entries for several results: line style (or marker) and file name."""
+    if len(results) < 2:
+        return []
+    names = result_names(results)
+    return [(Line2D([0], [0], color="#333333", linestyle="none" if marker else RESULT_STYLES[r.index % len(RESULT_STYLES)],
+                    marker=RESULT_MARKERS[r.index % len(RESULT_MARKERS)] if marker else None),
+             f"[{r.index + 1}] {names[r.index]}") for r in results]
+
+
+def _lighten(color: str, fraction: float) -> str:
+    rgb = mcolors.to_rgb(color)
+    return mcolors.to_hex(tuple(c + (1 - c) * fraction for c in rgb))
+
+
+def _nines(q: float, operations: int) -> float:
+    """Where quantile q goes on a "nines" axis: -log10(1 - q), so 90 % is 1, 99 % 2, 99.9 % 3; the
+    max (q = 1) at log10(operations), where 1 - q is one operation's share."""
+    top = math.log10(max(operations, 1))
+    if q >= 1.0:
+        return top
+    return min(top, -math.log10(1.0 - q))
+
+
+def _percentile_curve(d: Distribution) -> tuple[list[float], list[float]]:
+    """The histogram as latency (seconds) against the nines of the fraction of operations at or
+    below it: each bucket a step at its upper edge (clamped to the exact max), over the quantiles
+    it holds. Values <= 0 (a log axis has no room for them) are left out."""
+    total = sum(d.counts) + d.overflow
+    xs: list[float] = []
+    ys: list[float] = []
+    seen = 0
+    for edge, count in zip(d.edges, d.counts):
+        y = min(edge, d.maximum)
+        x0 = _nines(seen / total, total)
+        seen += count
+        x1 = _nines(seen / total, total)
+        if y > 0:
+            xs += [x0, x1]
+            ys += [y, y]
+    if d.overflow and d.maximum > 0:
+        xs += [_nines(seen / total, total), _nines(1.0, total)]
+        ys += [d.maximum, d.maximum]
+    return xs, ys
+
+
+NINES_TICKS = [(0.0, "0"), (math.log10(2), "50"), (1.0, "90"), (2.0, "99"), (3.0, "99.9"), (4.0, "99.99"),
+               (5.0, "99.999"), (6.0, "99.9999"), (7.0, "99.99999")]
+
+
+def _nines_axis(ax: Axes, top: float) -> None:
+    ticks = [(x, label) for x, label in NINES_TICKS if x <= top + 1e-9]
+    ax.set_xticks([x for x, _ in ticks])
+    ax.set_xticklabels([label for _, label in ticks])
+    ax.set_xlim(-0.05, top + 0.12)
+
+
+def _us_axis(ax: Axes, lo: float, hi: float) -> None:
+    """A log y axis of microseconds from lo to hi (both > 0), labelled 1, 2, 5, 10, ... µs."""
+    lo, hi = lo * 0.85, hi * 1.2
+    if hi / lo < 3:  # a narrow range: widen it so that a labelled tick falls inside
+        mid = math.sqrt(lo * hi)
+        lo, hi = mid / 1.8, mid * 1.8
+    ax.set_yscale("log")
+    ax.set_ylim(lo, hi)
+    _log_value_axis(ax)
+    ax.set_ylim(lo, hi)
+
+
+def _series_colors(keys: Sequence[tuple[str, ...]], strategy_of: Callable[[tuple[str, ...]], str]) \
+        -> dict[tuple[str, ...], tuple[str, str]]:
+    """(colour, marker) per line variant: the strategy's; a strategy's second, third … variant in
+    lighter shades and other markers, so that no two lines look alike."""
+    out: dict[tuple[str, ...], tuple[str, str]] = {}
+    per_strategy: Counter[str] = Counter()
+    used: dict[str, str] = {}
+    for key in keys:
+        strategy = strategy_of(key)
+        k = per_strategy[strategy]
+        per_strategy[strategy] += 1
+        base = _color_for(strategy, STRATEGY_COLORS, used)
+        marker = STRATEGY_MARKERS.get(strategy, "o")
+        if k:
+            marker = RESULT_MARKERS[(RESULT_MARKERS.index(marker) + k if marker in RESULT_MARKERS else k)
+                                    % len(RESULT_MARKERS)]
+        out[key] = (_lighten(base, min(0.6, 0.3 * k)) if k else base, marker)
+    return out
+
+
+def plot_serving_latency(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "serving_latency.png"
+    title = "Serving: per-request latency percentiles by strategy"
+
+    def pred(c: dict[str, Any]) -> bool:
+        return c.get("family") == "serving" and not _has_background(c)
+
+    ok, other = _select(results, pred)
+    drawable: list[tuple[LoadedResult, dict[str, Any]]] = []
+    for r, case in ok:
+        why = _distribution_not_drawable(case)
+        if not why and not any(distribution(case, m) for m, _ in SERVING_LATENCY_METRICS):
+            why = "no per-operation distribution (h2d_latency, request_latency) to draw"
+        if why:
+            other.append(dict(case, status="ok but not drawn", reason=why))
+        else:
+            drawable.append((r, case))
+    if not drawable:
+        return PlotOutput(name, title, None, f"no ok serving cases without a background{_why_not(other)}")
+
+    groups: OrderedDict[tuple[tuple[str, str], ...], list[tuple[LoadedResult, dict[str, Any]]]] = OrderedDict()
+    for r, case in sorted(drawable, key=lambda rc: _condition_sort_key(_params(rc[1]))):
+        groups.setdefault(_condition_key(case), []).append((r, case))
+    footnote: list[str] = []
+    if len(groups) > MAX_SERVING_CONDITIONS:
+        hidden = list(groups)[MAX_SERVING_CONDITIONS:]
+        footnote.append(f"… and {len(hidden)} more conditions not shown ("
+                        + "; ".join(serving_condition_label(_params(groups[k][0][1])) for k in hidden[:3])
+                        + ("; …" if len(hidden) > 3 else "") + "): see the HTML report's table")
+        groups = OrderedDict(list(groups.items())[:MAX_SERVING_CONDITIONS])
+    metrics = [(m, desc) for m, desc in SERVING_LATENCY_METRICS
+               if any(distribution(c, m) for cases in groups.values() for _, c in cases)]
+    multi = len(results) > 1
+
+    fig = _new_figure(6.0 * len(metrics) + 3.2, 1.0 + 3.6 * len(groups))
+    rows = fig.subfigures(len(groups), 1, squeeze=False)[:, 0]
+    for row, (key, cases) in zip(rows, groups.items()):
+        axes = row.subplots(1, len(metrics), squeeze=False)[0]
+        row.suptitle(mpl_text(serving_condition_label(_params(cases[0][1]))), fontsize=11, fontweight="bold")
+        variant_of = {id(c): tuple(_param_text(_params(c).get(k, "")) for k in STRATEGY_VARIANT_PARAMS)
+                      for _, c in cases}
+        variants = sorted(OrderedDict.fromkeys(variant_of[id(c)] for _, c in cases),
+                          key=lambda v: (_strategy_sort_key(v[0]), v[1:]))
+        styles = _series_colors(variants, lambda v: v[0])
+        labels = {variant_of[id(c)]: strategy_label(_params(c)) for _, c in cases}
+        top = 0.0
+        lo, hi = math.inf, 0.0
+        for ax, (metric, desc) in zip(axes, metrics):
+            zeros: list[str] = []
+            for r, case in sorted(cases, key=lambda rc: (variants.index(variant_of[id(rc[1])]), rc[0].index)):
+                d = distribution(case, metric)
+                if d is None:
+                    continue
+                if d.maximum <= 0:  # every operation took 0 s (as the clock saw it): no room on a log axis
+                    zeros.append(labels[variant_of[id(case)]] + (f" [{r.index + 1}]" if multi else ""))
+                    continue
+                color, marker = styles[variant_of[id(case)]]
+                style = RESULT_STYLES[r.index % len(RESULT_STYLES)] if multi else "-"
+                xs, ys = _percentile_curve(d)
+                if xs:
+                    ax.plot(xs, [y * 1e6 for y in ys], color=color, linestyle=style, linewidth=1.5, alpha=0.9,
+                            zorder=3)
+                points = [(_nines(q, d.operations), d.values[k]) for k, q in rf.DISTRIBUTION_QUANTILES.items()]
+                points = [(x, v) for x, v in points if v > 0]
+                ax.plot([x for x, _ in points], [v * 1e6 for _, v in points], linestyle="none", marker=marker,
+                        color=color, markersize=6, markeredgecolor="white", markeredgewidth=0.8, zorder=4)
+                top = max(top, _nines(1.0, d.operations))
+                # The y range: from the body (p50 and the curve's start) to the max.
+                positive = [y for y in ys if y > 0] + [v for _, v in points]
+                if positive:
+                    lo = min(lo, min(min(positive), d.values["p50"] if d.values["p50"] > 0 else math.inf))
+                    hi = max(hi, max(positive))
+            if zeros:
+                ax.text(0.5, 0.5, mpl_text("every request took 0 s (nothing to draw on a log axis):\n"
+                                           + ", ".join(zeros)), transform=ax.transAxes, ha="center", va="center",
+                        fontsize=8.5, color="#555555")
+            ax.set_title(desc, fontsize=10)
+            ax.grid(True, which="major", alpha=0.3)
+            ax.set_xlabel("percentile (%), spaced by nines; each line ends at its max")
+        for ax in axes:
+            _nines_axis(ax, max(top, 3.0))
+            if hi > 0 and lo < math.inf:
+                _us_axis(ax, lo * 1e6, hi * 1e6)
+        axes[0].set_ylabel("latency (µs, log scale)")
+        handles = [Line2D([0], [0], color=styles[v][0], marker=styles[v][1], markeredgecolor="white",
+                          linestyle="-", linewidth=1.5, markersize=6) for v in variants]
+        axes[-1].legend(handles, [mpl_text(labels[v]) for v in variants], loc="upper left",
+                        bbox_to_anchor=(1.02, 1.0), fontsize=8.5, title="strategy", title_fontsize=9,
+                        framealpha=0.9)
+    fig.suptitle(f"{title}\n{_title_suffix(results)}", fontsize=12)
+    footnote.append("lines: the histogram (buckets under 1 % wide); markers: the exact p50, p90, p99, p99.9 and max "
+                    "over every request of every repetition")
+    _finish(fig, _serving_result_entries(results),
+            footnote + _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+def _chunk_bytes(case: dict[str, Any]) -> float | None:
+    """The size of the background's copies: bulk_chunk_bytes, else one copy of bulk_bytes
+    (default 64 MiB, bench/serving.cpp)."""
+    v = _serving_param(case, "bulk_chunk_bytes", _serving_param(case, "bulk_bytes", 64 << 20))
+    return float(v) if _is_number(v) and 0 < v <= MAX_PLOT_BYTES else None
+
+
+def _reference_key(params: dict[str, Any]) -> tuple[str, str, str]:
+    return (_param_text(params.get("strategy")), _param_text(params.get("request_bytes")),
+            _param_text(params.get("request_priority", "normal")))
+
+
+def _no_background_references(r: LoadedResult) -> dict[tuple[str, str, str], Distribution]:
+    """Per (strategy, request size, priority), the H2D distribution of the same requests without a
+    background in this result, where it has them: one submitter back to back, no step or response."""
+    out: dict[tuple[str, str, str], Distribution] = {}
+    for c in r.cases:
+        q = _params(c)
+        if (c.get("family") == "serving" and c.get("status") == "ok" and not _has_background(c)
+                and q.get("arrival", "back_to_back") == "back_to_back" and q.get("submitters", 1) == 1
+                and not q.get("kernel_us") and not q.get("response_bytes")
+                and _reference_key(q) not in out and not _distribution_not_drawable(c)):
+            d = distribution(c, "h2d_latency")
+            if d is not None:
+                out[_reference_key(q)] = d
+    return out
+
+
+def plot_serving_head_of_line(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "serving_head_of_line.png"
+    title = "Serving: a request behind a bulk copy (head-of-line blocking)"
+
+    def pred(c: dict[str, Any]) -> bool:
+        return c.get("family") == "serving" and _has_background(c)
+
+    ok, other = _select(results, pred)
+    series: OrderedDict[tuple[Any, ...], list[tuple[float, Distribution]]] = OrderedDict()
+    labels: dict[tuple[Any, ...], str] = {}
+    refs: dict[tuple[Any, ...], Distribution] = {}
+    leave_out = ("background", "request_priority", "bulk_chunk_bytes")
+    references = {r.index: _no_background_references(r) for r in results}
+    extras = {_condition_key(c, leave_out) + (("strategy", _param_text(_params(c).get("strategy"))),)
+              for _, c in ok}
+    for r, case in ok:
+        d = distribution(case, "h2d_latency")
+        x = _chunk_bytes(case)
+        why = _distribution_not_drawable(case) or ("" if d is not None else "no h2d_latency distribution to draw")
+        if not why and x is None:
+            why = "no usable bulk_chunk_bytes or bulk_bytes to place it by"
+        if why:
+            other.append(dict(case, status="ok but not drawn", reason=why))
+            continue
+        assert d is not None and x is not None
+        p = _params(case)
+        extra = _condition_key(case, leave_out) + (("strategy", _param_text(p.get("strategy"))),)
+        background = _param_text(p.get("background"))
+        priority = _param_text(p.get("request_priority", "normal"))
+        key = (background, sorted(extras).index(extra), priority != "normal", priority, r.index)
+        series.setdefault(key, []).append((x, d))
+        label = f"{background.replace('_', ' ')} · {priority} priority"
+        if len(extras) > 1:
+            label += " · " + strategy_label(p) + " · " + serving_condition_label(p, leave_out)
+        labels[key] = label
+        ref = references[r.index].get(_reference_key(p))
+        if ref is not None:
+            refs.setdefault((extra, r.index), ref)
+    if not series:
+        return PlotOutput(name, title, None, f"no ok serving cases with a background{_why_not(other)}")
+
+    multi = len(results) > 1
+    fig = _new_figure(13.0, 6.4)
+    # Not sharey: clearing a figure whose log axes share limits warns; both get the same limits below.
+    axes = fig.subplots(1, 2)
+    xs_all = [x for pts in series.values() for x, _ in pts]
+    lo, hi = math.inf, 0.0
+    shade_of: dict[tuple[str, int], int] = {}
+    for key in sorted(series):
+        shade_of.setdefault((key[0], key[1]), len([k for k in shade_of if k[0] == key[0]]))
+    annotated: set[tuple[str, float]] = set()
+    for ax, stat in zip(axes, ("p50", "p99")):
+        for key in sorted(series):
+            background, extra_i, high, _priority, ri = key
+            palette = HOL_COLORS.get(background, EXTRA_COLORS)
+            color = palette[shade_of[(background, extra_i)] % len(palette)]
+            # High priority a little to the right: where priority changes nothing (copies are not
+            # reordered by it) the two lines would hide each other.
+            dodge = 2 ** 0.09 if high else 1.0
+            pts = [Point(x * dodge, d.values[stat] * 1e6, min(d.per_repetition[stat]) * 1e6,
+                         max(d.per_repetition[stat]) * 1e6)
+                   for x, d in sorted(series[key], key=lambda xd: xd[0])]
+            pts = [pt for pt in pts if pt.median > 0]
+            if not pts:
+                continue
+            marker = RESULT_MARKERS[ri % len(RESULT_MARKERS)] if multi else ("o" if background == "same_direction" else "s")
+            _errorbar(ax, pts, color=color, marker=marker, linestyle="--" if high else "-",
+                      markerfacecolor="white" if high else color, markersize=5.5 if high else 7, linewidth=1.8,
+                      label=mpl_text(labels[key]) if ri == min(k[4] for k in series if k[:4] == key[:4]) else None)
+            lo = min(lo, min(pt.p10 or pt.median for pt in pts), min(pt.median for pt in pts))
+            hi = max(hi, max(pt.p90 or pt.median for pt in pts))
+            if len(series) <= 8 and not multi:  # the values, where they stay legible
+                right = max(xs_all)
+                for pt in pts:
+                    if (background, pt.x / dodge) in annotated:
+                        continue
+                    annotated.add((background, pt.x / dodge))
+                    last = pt.x / dodge >= right
+                    ax.annotate(f"{format_number(pt.median)} µs", (pt.x, pt.median), textcoords="offset points",
+                                xytext=(-9 if last else 9, -13 if background == "same_direction" else 7),
+                                ha="right" if last else "left", fontsize=8, color=color)
+        annotated.clear()
+        for (extra, ri), ref in refs.items():
+            v = ref.values[stat] * 1e6
+            if v > 0:
+                ax.axhline(v, color="#777777", linestyle=REFERENCE_STYLES[ri % len(REFERENCE_STYLES)], linewidth=1.2,
+                           label=mpl_text(f"no background (the same requests alone){' [' + str(ri + 1) + ']' if multi else ''}"))
+                if not multi:
+                    ax.annotate(f"alone: {format_number(v)} µs", (0.01, v), xycoords=("axes fraction", "data"),
+                                textcoords="offset points", xytext=(0, -11), fontsize=7.5, color="#555555")
+                lo, hi = min(lo, v), max(hi, v)
+        _size_axis(ax, xs_all)
+        ax.set_xlabel("the bulk transfer's copy size (bulk_chunk_bytes, log2 scale)")
+        ax.set_title(f"H2D latency {stat} (µs); bars: range over the repetitions", fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+    # What a request waits for behind a copy in its direction: at most one chunk at the link rate.
+    links = OrderedDict()
+    for r in results:
+        gpus = r.context.get("gpus")
+        for gpu in gpus if isinstance(gpus, list) else []:
+            if isinstance(gpu, dict):
+                raw = gpu_pcie_raw_gb_per_s(gpu)
+                if raw:
+                    links[(gpu.get("pcie_gen_current"), gpu.get("pcie_width_current"))] = raw
+    if links and any(k[0] == "same_direction" for k in series):
+        (gen, width), raw = next(iter(links.items()))
+        sizes = sorted(set(xs_all))
+        for ax in axes:
+            ax.plot(sizes, [s / (raw * 1e9) * 1e6 for s in sizes], color="#999999", linestyle=(0, (5, 3)),
+                    linewidth=1.0, zorder=1,
+                    label=mpl_text(f"one chunk's transfer at the PCIe Gen{gen} x{width} raw rate ({raw:.1f} GB/s)"))
+        lo = min(lo, min(sizes) / (raw * 1e9) * 1e6)
+        hi = max(hi, max(sizes) / (raw * 1e9) * 1e6)
+    for ax in axes:
+        if hi > 0 and lo < math.inf:
+            _us_axis(ax, lo, hi)
+    axes[0].set_ylabel("H2D latency of the request (µs, log scale)")
+    handles, hlabels = axes[0].get_legend_handles_labels()
+    if multi:
+        handles = [_solid_proxy(h) for h in handles]
+    axes[0].legend(handles, hlabels, loc="upper left", fontsize=8, framealpha=0.9,
+                   title="background · request priority", title_fontsize=8.5)
+    fig.suptitle(f"{title}\n{_title_suffix(results)}", fontsize=12)
+    footnote = ["same direction: the request queues behind the bulk copy in flight and waits for up to one chunk; "
+                "opposite direction: another copy engine, no wait"]
+    _finish(fig, _serving_result_entries(results, marker=True),
+            footnote + _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+def _pool_bound(case: dict[str, Any]) -> float | None:
+    """The pool's bound on pinned bytes: from its pool_bound check when it says, else from the
+    parameters (slots x slot size, bench/serving.cu)."""
+    for check in case.get("checks") or []:
+        if isinstance(check, dict) and check.get("name") == "pool_bound":
+            m = re.search(r"bound of (\d+)", str(check.get("detail") or ""))
+            if m and len(m.group(1)) < 30:
+                return float(m.group(1))
+    p = _params(case)
+    slots = p.get("pool_slots", DEFAULT_POOL_SLOTS)
+    request = p.get("request_bytes")
+    if not (_finite(slots) and _finite(request)):
+        return None
+    slot = min(p.get("chunk_bytes", DEFAULT_CHUNK_BYTES), request) if p.get("strategy") == "pinned_pool_chunked" \
+        else request
+    return float(slots) * float(slot) if _finite(slot) else None
+
+
+@dataclass
+class PoolRow:
+    label: str
+    fallbacks: Point | None  # copies per repetition
+    copies: float | None  # copies issued per repetition (median)
+    high_water: Point | None  # KiB
+    bound: float | None  # KiB
+    waits: str
+
+
+def plot_serving_pool(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "serving_pool.png"
+    title = "Serving: the pinned staging pool — pageable fallbacks and high-water"
+
+    def pred(c: dict[str, Any]) -> bool:
+        metrics = c.get("metrics") or {}
+        return c.get("family") == "serving" and ("pageable_fallbacks" in metrics or "pool_high_water" in metrics
+                                                 or str(_params(c).get("strategy", "")).startswith("pinned_pool"))
+
+    ok, other = _select(results, pred)
+    rows: list[PoolRow] = []
+    multi = len(results) > 1
+    for r, case in sorted(ok, key=lambda rc: (_condition_sort_key(_params(rc[1])),
+                                              _strategy_sort_key(str(_params(rc[1]).get("strategy"))), rc[0].index)):
+        p = _params(case)
+        fallbacks = _point(case, "pageable_fallbacks", 0)
+        high = _point(case, "pool_high_water", 0, scale=1 / 1024)
+        if fallbacks is None and high is None:
+            other.append(dict(case, status="ok but not drawn",
+                              reason="no pool metrics (pageable_fallbacks, pool_high_water)"))
+            continue
+        copies = _stats(case, "copies_issued")
+        waits = _stats(case, "pool_waits")
+        wait_time = _stats(case, "pool_wait_time")
+        wait_text = ""
+        if waits is not None and waits["median"] > 0:
+            wait_text = f"{format_number(waits['median'])} waits"
+            if wait_time is not None:
+                wait_text += f", {format_value(wait_time['median'], 's')}"
+        bound = _pool_bound(case)
+        rows.append(PoolRow(strategy_label(p) + "\n" + serving_condition_label(p) + (f" [{r.index + 1}]" if multi else ""),
+                            fallbacks, copies["median"] if copies is not None and copies["median"] > 0 else None,
+                            high, bound / 1024 if bound is not None else None, wait_text))
+    if not rows:
+        return PlotOutput(name, title, None, f"no ok serving cases of a pool strategy{_why_not(other)}")
+    footnote: list[str] = []
+    if len(rows) > MAX_POOL_ROWS:
+        footnote.append(f"… and {len(rows) - MAX_POOL_ROWS} more pool cases not shown")
+        rows = rows[:MAX_POOL_ROWS]
+    # Fallbacks as a share of the copies issued where every row says how many were issued.
+    as_share = all(row.copies is not None for row in rows if row.fallbacks is not None)
+
+    def share(v: float | None, row: PoolRow) -> float | None:
+        if v is None:
+            return None
+        return 100 * v / row.copies if as_share and row.copies else v
+
+    # High-water as a share of the pool's bound where every row knows its bound: the bounds of
+    # different strategies and sizes differ a hundredfold.
+    of_bound = all(row.bound for row in rows if row.high_water is not None)
+
+    def fill(v: float | None, row: PoolRow) -> float | None:
+        if v is None:
+            return None
+        return 100 * v / row.bound if of_bound and row.bound else v
+
+    fig = _new_figure(13.0, 1.9 + 0.62 * len(rows))
+    axes = fig.subplots(1, 2, sharey=True)
+    fb_top = max([share(row.fallbacks.p90 if row.fallbacks.p90 is not None else row.fallbacks.median, row) or 0.0
+                  for row in rows if row.fallbacks is not None] + [0.0])
+    hw_top = 100.0 if of_bound else max(
+        [row.high_water.p90 if row.high_water.p90 is not None else row.high_water.median
+         for row in rows if row.high_water is not None] + [row.bound for row in rows if row.bound is not None] + [0.0])
+    for y, row in enumerate(rows):
+        if row.fallbacks is not None:
+            fb = row.fallbacks
+            median = share(fb.median, row) or 0.0
+            lo = max(0.0, median - (share(fb.p10, row) or median))
+            hi = max(0.0, (share(fb.p90, row) or median) - median)
+            axes[0].barh(y, median, height=0.6, color="#d62728" if median > 0 else "#bbbbbb",
+                         xerr=[[lo], [hi]], capsize=3, error_kw={"elinewidth": 1, "ecolor": "#333333"})
+            text = f"{median:.2g} %  ({format_number(fb.median)} of {format_number(row.copies or 0)})" if as_share \
+                else format_number(fb.median)
+            if row.waits:
+                text += f"; {row.waits}"
+            axes[0].text(median + hi + (fb_top or 1.0) * 0.02, y, mpl_text(text), va="center", fontsize=8)
+        if row.high_water is not None:
+            hw = row.high_water
+            median = fill(hw.median, row) or 0.0
+            lo = max(0.0, median - (fill(hw.p10, row) or median))
+            hi = max(0.0, (fill(hw.p90, row) or median) - median)
+            at_bound = row.bound is not None and hw.median >= row.bound
+            axes[1].barh(y, median, height=0.6, color="#ff7f0e" if at_bound else "#1f77b4",
+                         xerr=[[lo], [hi]], capsize=3, error_kw={"elinewidth": 1, "ecolor": "#333333"})
+            text = format_bytes(hw.median * 1024) + (f" of {format_bytes(row.bound * 1024)}" if row.bound else "")
+            end = max(median + hi, 100.0 if of_bound else (row.bound or 0.0))
+            axes[1].text(end + hw_top * 0.02, y, text, va="center", fontsize=8)
+        if row.bound is not None:
+            b = 100.0 if of_bound else row.bound
+            axes[1].plot([b, b], [y - 0.4, y + 0.4], color="#222222", linewidth=2.2, zorder=4)
+    axes[0].set_yticks(range(len(rows)))
+    axes[0].set_yticklabels([mpl_text(row.label) for row in rows], fontsize=8)
+    axes[0].set_ylim(len(rows) - 0.5, -0.5)
+    axes[0].set_xlim(0, fb_top * 2.2 if fb_top > 0 else 1.0)
+    axes[1].set_xlim(0, hw_top * 1.45 if hw_top > 0 else 1.0)
+    axes[0].set_xlabel(("% of the copies issued" if as_share else "copies per repetition") + "; median, bars p10–p90")
+    axes[1].set_xlabel(("% of the pool's bound (black tick)" if of_bound else "KiB; black tick: the pool's bound")
+                       + "; orange: reached it")
+    axes[0].set_title("pageable fallbacks (no free pinned slot)", fontsize=10)
+    axes[1].set_title("high-water: pinned bytes in use at most", fontsize=10)
+    for ax in axes:
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_axisbelow(True)
+    fig.suptitle(f"{title}\n{_title_suffix(results)}", fontsize=12)
+    names = result_names(results)
+    _finish(fig, [(None, f"[{r.index + 1}] {names[r.index]}") for r in results] if multi else [],
+            footnote + _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+SERVING_PLOTS = ("serving_latency.png", "serving_head_of_line.png", "serving_pool.png")
+
+
 # What matplotlib raises for values it cannot lay out or draw. The inputs are checked and
 # bounded (PLOT_LIMIT), so these mean a value combination nobody foresaw: that one figure is left
 # out with a note rather than losing the others or printing a traceback.
@@ -1099,6 +1782,11 @@ def build_plots(results: Sequence[LoadedResult], compare: LoadedCompare | None =
     out += [_safely("latency.png", "Copy latency", lambda: plot_latency(results)),
             _safely("pin_cost.png", "Cost of pinning host memory", lambda: plot_pin_cost(results)),
             _safely("host_memory.png", "Host memory", lambda: plot_host_memory(results))]
+    if serving_cases(results):  # only then: a copy sweep gets no notes about serving plots
+        out += [_safely("serving_latency.png", "Serving latency percentiles", lambda: plot_serving_latency(results)),
+                _safely("serving_head_of_line.png", "Serving head-of-line blocking",
+                        lambda: plot_serving_head_of_line(results)),
+                _safely("serving_pool.png", "Serving pinned pool", lambda: plot_serving_pool(results))]
     if compare is not None:
         out.append(_safely("compare.png", "Change of the headline metric", lambda: plot_compare(compare, results)))
     return out

@@ -13,6 +13,7 @@ standard library's `html`).
 from __future__ import annotations
 
 import argparse
+import decimal
 import errno
 import json
 import math
@@ -676,6 +677,327 @@ class _Reader:
             self.number(self.field(stats, stats_at, key), f"{stats_at}/{key}")
         if n != len(samples):
             self.fail(f"{stats_at}/n", f"is {n} but the metric has {len(samples)} samples")
+        if "distribution" in v:
+            dist_at = f"{at}/distribution"
+            repetitions = _DistributionReader(self.path, dist_at).distribution(v["distribution"])
+            if repetitions != len(samples):
+                self.fail(f"{dist_at}/per_repetition",
+                          f"holds {repetitions} repetitions but the metric has {len(samples)} samples")
+
+
+# --------------------------------------------------------------------------------------------
+# A metric's per-operation distribution (stats/operation_distribution.cpp, distribution_from_json)
+# and its histogram (stats/latency_histogram.cpp, LatencyHistogram::from_json): the same checks,
+# in the same order, at the same pointers, in the same words.
+
+# The statistics a distribution holds, in order (kDistributionStatistics).
+DISTRIBUTION_STATISTICS = ("p50", "p90", "p99", "p99.9", "max")
+DISTRIBUTION_QUANTILES = {"p50": 0.50, "p90": 0.90, "p99": 0.99, "p99.9": 0.999, "max": 1.0}
+HISTOGRAM_SCHEMA = "pathbench.histogram/v1"
+_HISTOGRAM_FIELDS = ("schema", "lowest", "highest", "significant_digits", "count", "min", "max", "sum",
+                     "overflow", "buckets")
+_HISTOGRAM_MAX_RANGE_RATIO = 2.0 ** 63
+
+
+def number_text(value: float) -> str:
+    """A double as std::to_chars writes it: the shortest digits that read back as the same value,
+    in fixed or in scientific notation, whichever is shorter (fixed on a tie)."""
+    value = float(value)
+    if not math.isfinite(value):
+        return "inf" if value > 0 else "-inf" if value < 0 else "nan"
+    sign, digits, exponent = decimal.Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits)).lstrip("0") or "0"
+    exponent += len("".join(map(str, digits))) - len(text) if text != "0" else 0
+    stripped = text.rstrip("0")
+    exponent += len(text) - len(stripped) if stripped else 0
+    text = stripped or "0"
+    if text == "0":
+        return "-0" if sign else "0"
+    point = len(text) + exponent  # the decimal point after this many digits
+    if point <= 0:
+        fixed = "0." + "0" * -point + text
+    elif point >= len(text):
+        # A whole number in fixed notation is written exactly (2^64: 18446744073709551616).
+        fixed = str(abs(int(value)))
+    else:
+        fixed = text[:point] + "." + text[point:]
+    e = point - 1
+    scientific = text[0] + ("." + text[1:] if len(text) > 1 else "") + f"e{'-' if e < 0 else '+'}{abs(e):02d}"
+    return ("-" if sign else "") + (fixed if len(fixed) <= len(scientific) else scientific)
+
+
+def _compact(value: Any) -> str:
+    """A JSON value as nlohmann's dump() writes it (no spaces), cut short."""
+    return _short(json.dumps(value, ensure_ascii=False, separators=(",", ":")), 80)
+
+
+def _value_text(value: Any) -> str:
+    """A JSON value as the histogram reader quotes it: compact, ASCII, at most 60 characters."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+class HistogramGrid:
+    """The bucket edges of a pathbench.histogram/v1 configuration, computed as the C++ histogram
+    computes them (so that an edge it wrote is recognised bit for bit): bucket 0 is [0, lowest],
+    bucket i >= 1 is (edge(i - 1), edge(i)], S = 2^bits sub-buckets per octave, the last edge is
+    `highest`; a value above it is in the overflow, index `size`."""
+
+    def __init__(self, lowest: float, highest: float, significant_digits: int) -> None:
+        self.lowest = lowest
+        self.highest = highest
+        self.significant_digits = significant_digits
+        self.bits = {1: 4, 2: 7, 3: 10}[significant_digits]
+        self.size = self._raw_index(highest) + 1
+
+    def _raw_edge(self, index: int) -> float:
+        if index == 0:
+            return self.lowest
+        octave = (index - 1) >> self.bits
+        sub_bucket = (index - 1) & ((1 << self.bits) - 1)
+        multiplier = math.ldexp(float((1 << self.bits) + sub_bucket + 1), octave - self.bits)
+        return self.lowest * multiplier
+
+    def _raw_index(self, above_lowest: float) -> int:
+        scaled = above_lowest / self.lowest
+        index = 1
+        if scaled > 1:
+            fraction, exponent = math.frexp(scaled)
+            position = math.ldexp(2 * fraction - 1, self.bits)
+            index = max(((exponent - 1) << self.bits) + math.ceil(position), 1)
+        # The division rounds, so `scaled` may sit one bucket off; the edges as computed decide.
+        while index > 1 and above_lowest <= self._raw_edge(index - 1):
+            index -= 1
+        while above_lowest > self._raw_edge(index):
+            index += 1
+        return index
+
+    def upper_edge(self, index: int) -> float:
+        return self.highest if index + 1 == self.size else self._raw_edge(index)
+
+    def index(self, seconds: float) -> int:
+        """The bucket of a duration >= 0; `size` for the overflow."""
+        if seconds <= self.lowest:
+            return 0
+        if seconds > self.highest:
+            return self.size
+        return self._raw_index(seconds)
+
+    def exact_index(self, edge: float) -> int:
+        """The bucket whose upper edge is exactly `edge`, or -1 (then index() and upper_edge()
+        decide the slow way). The fast path of the bucket check: for an edge on the grid it
+        computes what index() gives, without its searching, in one edge computation."""
+        lowest = self.lowest
+        if not lowest < edge < self.highest:
+            if edge == self.highest:
+                return self.size - 1
+            return 0 if edge == lowest else -1
+        fraction, exponent = math.frexp(edge / lowest)
+        bits = self.bits
+        index = ((exponent - 1) << bits) + math.ceil(math.ldexp(2 * fraction - 1, bits))
+        # The division rounds: an edge's quotient may land just above its whole position, one
+        # bucket too far. An edge equal to edge(i) is in bucket i (the edges strictly increase).
+        for candidate in (index, index - 1):
+            if 1 <= candidate < self.size - 1:
+                octave = (candidate - 1) >> bits
+                sub_bucket = (candidate - 1) & ((1 << bits) - 1)
+                if lowest * math.ldexp(float((1 << bits) + sub_bucket + 1), octave - bits) == edge:
+                    return candidate
+        return -1
+
+    def text(self) -> str:
+        return (f"lowest {number_text(self.lowest)} s, highest {number_text(self.highest)} s, "
+                f"{self.significant_digits} significant digits")
+
+
+class _DistributionReader:
+    """Reads one metric's "distribution"; every failure names the field's pointer below `where`."""
+
+    def __init__(self, path: Path, where: str) -> None:
+        self.path = path
+        self.where = where
+
+    def fail(self, field: str, message: str) -> NoReturn:
+        raise InputError(self.path, self.where + field, message)
+
+    def member(self, obj: dict[str, Any], field: str, key: str) -> Any:
+        if key not in obj:
+            self.fail(field, f'missing field "{key}"')
+        return obj[key]
+
+    def finite_non_negative(self, v: Any, field: str) -> float:
+        if not is_number(v):
+            self.fail(field, f"expected a number, found {_compact(v)}")
+        if not math.isfinite(v) or v < 0:
+            self.fail(field, f"expected a finite number >= 0, found {_compact(v)}")
+        return float(v)
+
+    def distribution(self, j: Any) -> int:
+        """Checks the distribution; returns its number of repetitions."""
+        if not isinstance(j, dict):
+            self.fail("", f"expected an object, found {_compact(j)}")
+        for key in j:
+            if key not in ("operations", "mean", "per_repetition", "histogram") and key not in DISTRIBUTION_QUANTILES:
+                self.fail(f"/{pointer_token(key)}", "unknown field")
+        ops = self.member(j, "", "operations")
+        if not (isinstance(ops, int) and not isinstance(ops, bool) and 1 <= ops <= _UINT64_MAX):
+            self.fail("/operations", f"expected an integer >= 1, found {_compact(ops)}")
+        self.finite_non_negative(self.member(j, "", "mean"), "/mean")
+        previous = 0.0
+        for k, key in enumerate(DISTRIBUTION_STATISTICS):
+            value = self.finite_non_negative(self.member(j, "", key), f"/{key}")
+            if k > 0 and value < previous:
+                self.fail(f"/{key}", f"is below {DISTRIBUTION_STATISTICS[k - 1]}: percentiles are ordered")
+            previous = value
+        per = self.member(j, "", "per_repetition")
+        if not isinstance(per, dict):
+            self.fail("/per_repetition", "expected an object")
+        for key in per:
+            if key not in DISTRIBUTION_QUANTILES:
+                self.fail(f"/per_repetition/{pointer_token(key)}",
+                          f"unknown statistic (one of {', '.join(DISTRIBUTION_STATISTICS)})")
+        repetitions = 0
+        for k, key in enumerate(DISTRIBUTION_STATISTICS):
+            at = f"/per_repetition/{key}"
+            values = self.member(per, "/per_repetition", key)
+            if not isinstance(values, list) or not values:
+                self.fail(at, "expected a non-empty array, one value per repetition")
+            for r, value in enumerate(values):
+                self.finite_non_negative(value, f"{at}/{r}")
+            if k == 0:
+                repetitions = len(values)
+            elif len(values) != repetitions:
+                self.fail(at, f"has {len(values)} values but p50 has {repetitions}")
+        count = self.histogram(self.member(j, "", "histogram"))
+        if count != ops:
+            self.fail("/operations", f"is {ops} but the histogram counts {count}")
+        return repetitions
+
+    # LatencyHistogram::from_json
+
+    def hnumber(self, v: Any, field: str) -> float:
+        if not is_number(v):
+            self.fail(field, f"must be a number, not {_value_text(v)}")
+        if not math.isfinite(v):
+            self.fail(field, "must be a finite number")
+        return float(v)
+
+    def hcount(self, v: Any, field: str) -> int:
+        if not (isinstance(v, int) and not isinstance(v, bool)):
+            self.fail(field, f"must be a non-negative integer, not {_value_text(v)}")
+        if v < 0:
+            self.fail(field, f"must not be negative, not {_value_text(v)}")
+        return v
+
+    def histogram(self, j: Any) -> int:
+        """Checks the histogram; returns its count."""
+        where = "/histogram"
+        if not isinstance(j, dict):
+            self.fail(where, f"must be a JSON object, not {_value_text(j)}")
+        # The C++ reader sees the object with its keys sorted (nlohmann::json): the first unknown
+        # key in that order is the one named.
+        for key in sorted(j):
+            if key not in _HISTOGRAM_FIELDS:
+                self.fail(where, f"unknown field {_value_text(key)} in {HISTOGRAM_SCHEMA}")
+
+        def field(key: str) -> Any:
+            if key not in j:
+                self.fail(f"{where}/{key}", "is missing")
+            return j[key]
+
+        schema = field("schema")
+        if schema != HISTOGRAM_SCHEMA:
+            self.fail(f"{where}/schema", f'must be "{HISTOGRAM_SCHEMA}", not {_value_text(schema)}')
+        lowest = self.hnumber(field("lowest"), f"{where}/lowest")
+        highest = self.hnumber(field("highest"), f"{where}/highest")
+        digits = self.hcount(field("significant_digits"), f"{where}/significant_digits")
+        if not 1 <= digits <= 3:
+            self.fail(f"{where}/significant_digits", f"must be 1, 2 or 3, not {digits}")
+        if not lowest > 0:
+            self.fail(f"{where}/lowest", f"must be a finite number of seconds > 0, not {number_text(lowest)}")
+        if not highest > lowest:
+            self.fail(f"{where}/highest", f"must be a finite number of seconds greater than lowest "
+                                          f"({number_text(lowest)}), not {number_text(highest)}")
+        if highest / lowest > _HISTOGRAM_MAX_RANGE_RATIO:
+            self.fail(f"{where}/highest", f"may be at most 2^63 times lowest ({number_text(lowest)}), "
+                                          f"not {number_text(highest)}")
+        grid = HistogramGrid(lowest, highest, digits)
+        count = self.hcount(field("count"), f"{where}/count")
+        overflow = self.hcount(field("overflow"), f"{where}/overflow")
+
+        def seconds(key: str) -> float:
+            value = self.hnumber(field(key), f"{where}/{key}")
+            if value < 0:
+                self.fail(f"{where}/{key}", f"must be >= 0 seconds, not {number_text(value)}")
+            return value
+
+        low, high = seconds("min"), seconds("max")
+        total_seconds = seconds("sum")
+        buckets = field("buckets")
+        if not isinstance(buckets, list):
+            self.fail(f"{where}/buckets", f"must be an array of [upper_edge_seconds, count] pairs, not "
+                                          f"{_value_text(buckets)}")
+        total = overflow
+        first: int | None = None
+        last = -1
+        exact_index = grid.exact_index
+        for k, pair in enumerate(buckets):
+            # The fast path (a float edge exactly on the grid, after the last, and a count > 0)
+            # reaches the verdict the checks below reach, in a third of their time: a file of
+            # 256 MiB of buckets is read in seconds.
+            if type(pair) is list and len(pair) == 2:
+                edge, n = pair
+                if type(edge) is float and type(n) is int and 0 < n <= _UINT64_MAX - total:
+                    index = exact_index(edge)
+                    if index > last:
+                        total += n
+                        if first is None:
+                            first = index
+                        last = index
+                        continue
+            at = f"{where}/buckets/{k}"
+            if not isinstance(pair, list) or len(pair) != 2:
+                self.fail(at, f"must be a pair [upper_edge_seconds, count], not {_value_text(pair)}")
+            edge = self.hnumber(pair[0], f"{at}/0")
+            index = grid.index(edge) if edge >= 0 else grid.size  # a miss if negative
+            if index == grid.size or grid.upper_edge(index) != edge:
+                self.fail(f"{at}/0", f"{number_text(edge)} is not a bucket edge of a histogram of {grid.text()}")
+            if last >= 0 and index <= last:
+                self.fail(f"{at}/0", f"the edges must increase, but {number_text(edge)} follows "
+                                     f"{number_text(grid.upper_edge(last))}")
+            n = self.hcount(pair[1], f"{at}/1")
+            if n == 0:
+                self.fail(f"{at}/1", "must be > 0: only non-empty buckets are listed")
+            if n > _UINT64_MAX - total:
+                self.fail(f"{at}/1", "the counts add up to more than 2^64 - 1")
+            total += n
+            if first is None:
+                first = index
+            last = index
+        if total != count:
+            self.fail(f"{where}/count", f"is {count}, but the buckets and overflow hold {total} samples")
+        if count == 0:
+            for key, value in (("min", low), ("max", high), ("sum", total_seconds)):
+                if value != 0:
+                    self.fail(f"{where}/{key}", "must be 0 in a histogram of no samples")
+        else:
+            if low > high:
+                self.fail(f"{where}/min", f"{number_text(low)} is greater than max {number_text(high)}")
+            # The extremes are exact, so they must lie in the outermost non-empty buckets.
+            lowest_used = first if first is not None else grid.size
+            highest_used = grid.size if overflow > 0 else last
+            assert highest_used >= 0  # count > 0 and no overflow: the buckets hold the samples
+            if grid.index(low) != lowest_used:
+                self.fail(f"{where}/min", f"{number_text(low)} does not lie in the lowest non-empty bucket "
+                                          "(or overflow)")
+            if grid.index(high) != highest_used:
+                self.fail(f"{where}/max", f"{number_text(high)} does not lie in the highest non-empty bucket "
+                                          "(or overflow)")
+            if total_seconds < high:
+                self.fail(f"{where}/sum", f"{number_text(total_seconds)} is less than max {number_text(high)}, "
+                                          "but samples are never negative")
+        return count
 
 
 @dataclass

@@ -15,7 +15,9 @@ A refused file: `pathbench export --prometheus - FILE` and `pathbench compare FI
 expected.json names it), no traceback, nothing on stdout and nothing at the output path; each
 within 5 s. timeline.py, which reads Chrome traces with the same JSON reader, is given the files
 that are no valid JSON and must refuse them the same way. spread.py reads baselines: a document
-with the result schema is refused at /schema. An accepted file: export exits 0, compare exits 0,
+with the result schema is refused at /schema. The corpus's distribution and histogram defects
+are refused by the reports in the binary's own words, and so is one broken bucket edge in the
+serving fixture (tests/fixtures/serving). An accepted file: export exits 0, compare exits 0,
 1 or 2, the reports write their output; an incomplete run says so (table line, HTML banner, plot
 note). Also: inputs that are a FIFO, a directory or a device; outputs that are a directory, FIFO
 or regular file where a directory belongs (refused, left as they were); atomic replacement; usage
@@ -458,6 +460,58 @@ class BaselineTest(unittest.TestCase):
         py = run([PYTHON, script("spread"), path], BAD_INPUT_SECONDS + 5)
         self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
         self.assertIn(f"spread.py: error: {path}: /runs/1/context/environment/start: ", py.stderr, py.describe())
+
+
+class DistributionTest(unittest.TestCase):
+    """A metric's per-operation distribution (and its histogram) is refused by every report as the
+    binary refuses it: the same pointer and the same words; in a full serving result too."""
+
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="pathbench-distribution-")
+        self.tmp = Path(self._tmp.name)
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+
+    def test_the_corpus_refusals_read_as_the_binary_words_them(self) -> None:
+        names = sorted(n for n, e in EXPECTED.items()
+                       if not e["valid"] and n.startswith(("distribution_", "histogram_")))
+        self.assertGreaterEqual(len(names), 8)
+        for name in names:
+            path = corpus_dir() / name
+            cpp = RUNS[(name, "export")].stderr.strip().removeprefix("pathbench: error: ")
+            self.assertIn(EXPECTED[name]["pointer"], cpp)
+            for tool in ("table", "plot", "html"):
+                with self.subTest(file=name, tool=tool):
+                    py = RUNS[(name, tool)].stderr.strip().removeprefix(f"{tool}.py: error: ")
+                    self.assertTrue(py.startswith(f"{path}: "), py)
+                    self.assertEqual(py, cpp)
+
+    def test_a_serving_result_with_one_broken_histogram(self) -> None:
+        """The serving fixture (27 cases, about 10 000 histogram buckets) with one edge off the grid in
+        its last case: refused at that edge, within the time a refusal may take, nothing written."""
+        doc = json.loads((SOURCE / "tests" / "fixtures" / "serving" / "h200-serving.json").read_text(encoding="utf-8"))
+        last = len(doc["cases"]) - 1
+        buckets = doc["cases"][last]["metrics"]["request_latency"]["distribution"]["histogram"]["buckets"]
+        buckets[5][0] = buckets[5][0] * (1 + 2 ** -40)
+        path = self.tmp / "serving.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        pointer = f"/cases/{last}/metrics/request_latency/distribution/histogram/buckets/5/0"
+        cpp = run([PATHBENCH, "export", "--prometheus", "-", path], BAD_INPUT_SECONDS + 5)
+        self.assertEqual(cpp.returncode, EXIT_BAD_INPUT, cpp.describe())
+        self.assertIn(f"{path}: {pointer}: ", cpp.stderr)
+        self.assertIn("is not a bucket edge", cpp.stderr)
+        for tool in ("table", "plot", "html"):
+            with self.subTest(tool=tool):
+                out = self.tmp / (tool if tool == "plot" else f"{tool}.html")
+                r = run(report_command(tool, path, out), BAD_INPUT_SECONDS + 5)
+                self.assertEqual(r.returncode, EXIT_BAD_INPUT, r.describe())
+                self.assertLess(r.seconds, BAD_INPUT_SECONDS, r.describe())
+                self.assertEqual(r.stderr.strip().removeprefix(f"{tool}.py: error: "),
+                                 cpp.stderr.strip().removeprefix("pathbench: error: "))
+                self.assertNotIn("Traceback", r.stderr)
+                self.assertEqual(r.stdout, "")
+                self.assertFalse(out.exists(), f"{out} written for a refused input")
 
 
 class SpecialFilesTest(unittest.TestCase):

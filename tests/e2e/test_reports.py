@@ -8,9 +8,11 @@ matplotlib, numpy, pillow); the scripts and a small image-checking helper run un
 file only needs the standard library. The HTML page is also rendered with headless Chromium
 (/usr/bin/chromium, Debian package `chromium`): when it is missing the test fails and says so.
 Inputs: tests/fixtures/results/*.json (real H200 and CPU-only runs), the compare fixture
-tests/fixtures/compare/h200-vs-degraded.json, and results derived from them here (a latency sweep
-with remote-node and failed cases, hostile strings, an `across` comparison, broken files).
-Runs in about 30 s on two cores.
+tests/fixtures/compare/h200-vs-degraded.json, the serving fixture tests/fixtures/serving/h200-serving.json
+(generated, with per-operation distributions), and results derived from them here (a latency sweep
+with remote-node and failed cases, hostile strings, an `across` comparison, a second, slower serving
+node, serving cases without distributions or beyond what an axis holds, broken files).
+Runs in about 45 s on two cores.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import base64
 import concurrent.futures
 import copy
 import html.parser
+import importlib.util
 import json
 import os
 import re
@@ -42,6 +45,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MIN_WIDTH, MIN_HEIGHT = 400, 300
 ALL_PLOTS = ("bandwidth_h2d.png", "bandwidth_d2h.png", "bandwidth_d2d.png", "latency.png", "pin_cost.png",
              "host_memory.png")
+SERVING_PLOTS = ("serving_latency.png", "serving_head_of_line.png", "serving_pool.png")
+DISTRIBUTION_STATISTICS = ("p50", "p90", "p99", "p99.9", "max")
 
 # Runs under --python: for each image, pixel statistics that tell a drawing from a blank canvas.
 IMAGE_STATS = r"""
@@ -238,6 +243,58 @@ def make_gate_compare(dst: Path) -> Path:
     return write_json(dst, c)
 
 
+def serving_generator() -> Any:
+    """tests/fixtures/serving/generate.py as a module (standard library only)."""
+    spec = importlib.util.spec_from_file_location("serving_fixture_generate", fixture("serving", "generate.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_serving_second_node(dst: Path) -> Path:
+    """Another node, 18 % slower, in a quick run (a tenth of the requests): a second result to draw
+    beside the fixture's."""
+    gen = serving_generator()
+    dst.write_bytes(gen.dump(gen.build(slowdown=1.18, hostname="node-b", divisor=10)))
+    return dst
+
+
+def make_serving_odd(dst: Path) -> Path:
+    """The serving fixture with what a plot must survive: a latency metric without a distribution
+    (a result from before they existed), a failed case with markup in its reason, a skipped one,
+    a strategy the palette does not know whose every H2D copy took 0 s, a case of 1e200 s latencies
+    (valid, beyond any axis), and a host name with a '$' (mathtext) and markup."""
+    gen = serving_generator()
+    r = load(fixture("serving", "h200-serving.json"))
+    cases = r["cases"]
+    del cases[0]["metrics"]["h2d_latency"]["distribution"]
+    cases[2]["status"] = "failed"
+    cases[2]["reason"] = "request 7 <b>(submitter 0)</b>: the GPU saw data that is not the request's & $x$"
+    skipped = copy.deepcopy(cases[-1])
+    skipped.update(status="skipped", reason="the device has one stream priority", metrics={}, checks=[],
+                   timing_method=None, operations_per_sample=0, bytes_per_sample=0, elapsed_seconds=0.0)
+    skipped["params"]["request_priority"] = "highest"
+    skipped["id"] = case_id(skipped)
+    zero = copy.deepcopy(cases[1])
+    zero["params"] = {"strategy": "future_strategy", "request_bytes": 4096, "requests": 50}
+    zero["id"] = case_id(zero)
+    h2d_samples, h2d = gen.distribution_of([[0.0] * 50] * 3)
+    req_samples, req = gen.distribution_of([[(3 + 0.01 * i) * 1e-6 for i in range(50)]] * 3)
+    zero["metrics"] = {"h2d_latency": gen.metric("s", "lower", h2d_samples, h2d),
+                       "request_latency": gen.metric("s", "lower", req_samples, req),
+                       "throughput": gen.metric("requests/s", "higher", [3e5, 3.1e5, 2.9e5])}
+    huge = copy.deepcopy(zero)
+    huge["params"]["request_bytes"] = 8192
+    huge["id"] = case_id(huge)
+    samples, dist = gen.distribution_of([[1e200] * 4] * 3)
+    huge["metrics"] = {"h2d_latency": gen.metric("s", "lower", samples, dist)}
+    cases += [skipped, zero, huge]
+    r["context"]["hostname"] = "node$17 <b>&amp;"
+    return write_json(dst, r)
+
+
 class PageParser(html.parser.HTMLParser):
     """Checks nesting (every non-void element closed in order) and collects what the tests look at."""
 
@@ -320,6 +377,10 @@ def setUpModule() -> None:  # noqa: N802 (unittest's name)
     across = make_across(WORK / "across.json")
     floors = make_floors_only(WORK / "floors.json")
     gate = make_gate_compare(WORK / "gate.json")
+    serving = fixture("serving", "h200-serving.json")
+    (WORK / "node-b").mkdir()
+    serving_b = make_serving_second_node(WORK / "node-b" / "h200-serving.json")
+    serving_odd = make_serving_odd(WORK / "serving-odd.json")
     jobs = {
         "single": lambda: plot_py(results / "h200-default.json", "--out", WORK / "single"),
         "two": lambda: plot_py(results / "h200-default.json", results / "h200-copy-hugetlb.json", "--out", WORK / "two"),
@@ -334,6 +395,11 @@ def setUpModule() -> None:  # noqa: N802 (unittest's name)
         "html_floors": lambda: html_py(results / "h200-default.json", "--compare", floors, "--out", WORK / "floors.html"),
         "html_gate": lambda: html_py(results / "h200-default.json", "--compare", gate, "--out", WORK / "gate.html"),
         "floors": lambda: plot_py(results / "h200-default.json", "--compare", floors, "--out", WORK / "floors"),
+        "serving": lambda: plot_py(serving, "--out", WORK / "serving"),
+        "serving_two": lambda: plot_py(serving, serving_b, "--out", WORK / "serving_two"),
+        "serving_odd": lambda: plot_py(serving_odd, "--out", WORK / "serving_odd"),
+        "html_serving": lambda: html_py(serving, "--out", WORK / "serving.html"),
+        "html_serving_odd": lambda: html_py(serving_odd, "--out", WORK / "serving-odd.html"),
     }
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(job) for name, job in jobs.items()}
@@ -397,8 +463,27 @@ class PlotTest(unittest.TestCase):
         self.assert_written("floors", ALL_PLOTS)
         self.assertRegex(RUNS["floors"].stderr, r"note: compare\.png skipped: the comparison holds no case with a change")
 
+    def test_serving_plots(self) -> None:
+        self.assert_written("serving", SERVING_PLOTS)
+        self.assertNotIn("Traceback", RUNS["serving"].stderr)
+        # The copy plots have no data in a serving run: skipped with a note, as for any family.
+        self.assertRegex(RUNS["serving"].stderr, r"note: bandwidth_h2d\.png skipped")
+
+    def test_serving_two_nodes_and_odd_cases(self) -> None:
+        self.assert_written("serving_two", SERVING_PLOTS)
+        self.assert_written("serving_odd", SERVING_PLOTS)
+        for name in ("serving_two", "serving_odd"):
+            self.assertNotIn("Traceback", RUNS[name].stderr)
+            self.assertNotIn("internal error", RUNS[name].stderr)
+            self.assertNotIn("cannot be drawn", RUNS[name].stderr)
+
+    def test_no_serving_plots_or_notes_without_serving_cases(self) -> None:
+        for name in ("single", "cpu", "sweep", "across"):
+            self.assertNotIn("serving", RUNS[name].stderr + RUNS[name].stdout, name)
+
     def test_pngs_are_not_blank(self) -> None:
-        pngs = sorted(p for name in ("single", "two", "compare", "cpu", "sweep", "across")
+        pngs = sorted(p for name in ("single", "two", "compare", "cpu", "sweep", "across", "serving", "serving_two",
+                                     "serving_odd")
                       if RUNS[name].returncode == 0 for p in (WORK / name).glob("*.png"))
         self.assertGreaterEqual(len(pngs), 30)
         for path, s in image_stats(pngs).items():
@@ -432,6 +517,29 @@ class PlotTest(unittest.TestCase):
                 self.assertIn(str(path), proc.stderr)
                 self.assertIn(expect_pointer.get(name, ""), proc.stderr)
                 self.assertNotIn("Traceback", proc.stderr)
+        serving = load(fixture("serving", "h200-serving.json"))
+        dist = "/cases/4/metrics/h2d_latency/distribution"
+        serving_bad = {
+            # One repetition's statistics lost: the distribution and the samples disagree.
+            "serving_repetitions.json": (lambda d: [v.pop() for v in d["per_repetition"].values()],
+                                         f"{dist}/per_repetition"),
+            "serving_operations.json": (lambda d: d.update(operations=d["operations"] - 1), f"{dist}/operations"),
+            "serving_unordered.json": (lambda d: d.update({"p99.9": d["p99"] * 0.5}), f"{dist}/p99.9"),
+            "serving_bucket_edge.json": (lambda d: d["histogram"]["buckets"][7].__setitem__(0, 1.234e-5),
+                                         f"{dist}/histogram/buckets/7/0"),
+            "serving_bucket_count.json": (lambda d: d["histogram"]["buckets"][2].__setitem__(1, 0),
+                                          f"{dist}/histogram/buckets/2/1"),
+        }
+        for name, (change, pointer) in serving_bad.items():
+            doc = copy.deepcopy(serving)
+            change(doc["cases"][4]["metrics"]["h2d_latency"]["distribution"])
+            path = write_json(d / name, doc)
+            with self.subTest(file=name):
+                proc = plot_py(path, "--out", d / "out")
+                self.assertEqual(proc.returncode, EXIT_BAD_INPUT, proc.stderr)
+                self.assertIn(f"plot.py: error: {path}: {pointer}: ", proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
+                self.assertEqual(proc.stdout, "")
         with self.subTest(case="missing file"):
             proc = plot_py(d / "nope.json", "--out", d / "out")
             self.assertEqual(proc.returncode, EXIT_BAD_INPUT)
@@ -447,13 +555,95 @@ class PlotTest(unittest.TestCase):
         self.assertFalse((d / "out").exists() and any((d / "out").iterdir()), "bad input wrote plots")
 
 
+class ServingFixtureTest(unittest.TestCase):
+    """tests/fixtures/serving/h200-serving.json holds what the C++ writer would write: its parts agree
+    (the C++ reader checks the same, and tests/e2e/test_bad_results.py runs it through the binary),
+    and its numbers are the H200's. (generate.py --check, that the file is what the generator writes,
+    is its own ctest: it takes 20 s.)"""
+
+    result: dict[str, Any]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.result = load(fixture("serving", "h200-serving.json"))
+
+    def test_internally_consistent(self) -> None:
+        cases = self.result["cases"]
+        self.assertGreaterEqual(len(cases), 20)
+        self.assertEqual(len({c["id"] for c in cases}), len(cases))
+        for c in cases:
+            self.assertEqual(c["id"], case_id(c))
+            self.assertEqual(c["family"], "serving")
+            self.assertEqual(c["operations_per_sample"], c["params"]["requests"])
+            for name, m in c["metrics"].items():
+                with self.subTest(case=c["id"], metric=name):
+                    self.assertEqual(m["stats"]["n"], len(m["samples"]))
+                    expected = stats_of(m["samples"])
+                    for k in ("median", "min", "max", "mean", "p10", "p90", "stddev"):
+                        self.assertAlmostEqual(m["stats"][k], expected[k], delta=abs(expected[k]) * 1e-9, msg=k)
+                    d = m.get("distribution")
+                    if name in ("h2d_latency", "request_latency"):
+                        self.assertIsNotNone(d)
+                    if d is None:
+                        continue
+                    h = d["histogram"]
+                    self.assertEqual(d["operations"], h["count"])
+                    self.assertEqual(h["count"], sum(n for _, n in h["buckets"]) + h["overflow"])
+                    self.assertEqual(d["operations"], c["params"]["requests"] * len(m["samples"]))
+                    self.assertEqual(set(d["per_repetition"]), set(DISTRIBUTION_STATISTICS))
+                    for k, values in d["per_repetition"].items():
+                        self.assertEqual(len(values), len(m["samples"]), k)
+                    # The samples are the repetitions' medians.
+                    self.assertEqual(d["per_repetition"]["p50"], m["samples"])
+                    overall = [d[k] for k in DISTRIBUTION_STATISTICS]
+                    self.assertEqual(overall, sorted(overall))
+                    for r in range(len(m["samples"])):
+                        per = [d["per_repetition"][k][r] for k in DISTRIBUTION_STATISTICS]
+                        self.assertEqual(per, sorted(per))
+                    self.assertEqual(d["max"], h["max"])
+                    self.assertEqual(d["max"], max(d["per_repetition"]["max"]))
+                    self.assertLessEqual(h["min"], d["p50"])
+                    self.assertLessEqual(h["min"], d["mean"])
+                    self.assertLessEqual(d["mean"], h["max"])
+                    self.assertAlmostEqual(h["sum"], d["mean"] * d["operations"], delta=h["sum"] * 1e-9)
+                    edges = [e for e, _ in h["buckets"]]
+                    self.assertEqual(edges, sorted(set(edges)))
+                    self.assertTrue(all(n > 0 for _, n in h["buckets"]))
+                    # Each percentile lies in a bucket at most 1/128 of its edge wide (2 digits).
+                    for k in DISTRIBUTION_STATISTICS:
+                        upper = next(e for e in edges if e >= d[k])
+                        self.assertLessEqual(upper, d[k] * (1 + 1 / 128) + 1e-15, k)
+
+    def test_numbers_are_h200_like(self) -> None:
+        def dist(metric: str = "h2d_latency", **params: Any) -> dict[str, Any]:
+            (c,) = [c for c in self.result["cases"] if all(c["params"].get(k) == v for k, v in params.items())]
+            return c["metrics"][metric]["distribution"]
+
+        def us(d: dict[str, Any], k: str) -> float:
+            return d[k] * 1e6
+
+        one = {"request_bytes": 65536, "requests": 20000, "arrival": None}  # back to back
+        pinned = dist(strategy="preallocated_pinned", **one)
+        self.assertAlmostEqual(us(pinned, "p50"), 9.4, delta=0.3)
+        self.assertAlmostEqual(us(pinned, "p99"), 14.4, delta=0.8)
+        self.assertAlmostEqual(us(dist(strategy="pageable", **one), "p50"), 16.8, delta=0.5)
+        self.assertAlmostEqual(us(dist(strategy="pin_per_request", **one), "p50"), 104, delta=4)
+        self.assertAlmostEqual(us(dist(strategy="pinned_pool", **one), "p50"), 15, delta=0.6)
+        hol = {"background": "same_direction", "request_priority": "normal"}
+        self.assertAlmostEqual(us(dist(bulk_chunk_bytes=64 << 20, **hol), "p50"), 1220, delta=30)
+        self.assertTrue(10 < us(dist(bulk_chunk_bytes=1 << 20, **hol), "p50") < 100)
+        for chunk in (64 << 20, 8 << 20, 1 << 20):
+            self.assertAlmostEqual(us(dist(bulk_chunk_bytes=chunk, background="opposite_direction",
+                                           request_priority="normal"), "p50"), 11, delta=0.6)
+
+
 class HtmlTest(unittest.TestCase):
     page: str = ""
     parsed: PageParser
 
     @classmethod
     def setUpClass(cls) -> None:
-        for name in ("html", "html_cpu", "html_sweep", "html_floors"):
+        for name in ("html", "html_cpu", "html_sweep", "html_floors", "html_serving", "html_serving_odd"):
             proc = RUNS[name]
             if proc.returncode != 0:
                 raise AssertionError(f"{name}: html.py failed:\n{proc.stdout}\n{proc.stderr}")
@@ -461,7 +651,8 @@ class HtmlTest(unittest.TestCase):
         cls.parsed = parse_page(cls.page)
 
     def test_well_formed(self) -> None:
-        for name in ("page.html", "cpu.html", "html/sweep.html", "floors.html", "gate.html"):
+        for name in ("page.html", "cpu.html", "html/sweep.html", "floors.html", "gate.html", "serving.html",
+                     "serving-odd.html"):
             with self.subTest(page=name):
                 text = (WORK / name).read_text(encoding="utf-8")
                 self.assertTrue(text.startswith("<!DOCTYPE html>"))
@@ -566,24 +757,87 @@ class HtmlTest(unittest.TestCase):
                 self.assertIn(needle, proc.stderr)
                 self.assertFalse((d / "x.html").exists())
 
-    def test_chromium_renders_the_page(self) -> None:
+    def test_serving_section(self) -> None:
+        page = (WORK / "serving.html").read_text(encoding="utf-8")
+        p = parse_page(page)
+        self.assertEqual(p.errors, [])
+        self.assertIn("serving", p.section_ids)
+        self.assertIn('<a href="#serving">serving</a>', page)
+        text = "".join(p.texts)
+        self.assertIn("Serving / tail latency", text)
+        section = page.split('<section id="serving">', 1)[1].split("</section>", 1)[0]
+        for name in SERVING_PLOTS:
+            self.assertIn(f'<figure id="plot-{name.removesuffix(".png")}"><img src="data:image/png;base64,', section)
+        self.assertEqual(section.count("<img "), 3)
+        result = load(fixture("serving", "h200-serving.json"))
+        self.assertEqual({c["id"] for c in result["cases"]} - p.ids, set(), "case ids not in the page")
+        # Every case in the serving table (its id as the tooltip), with p50 .. max in µs.
+        for c in result["cases"]:
+            self.assertIn(f'title="{c["id"]}"', section)
+        def us(seconds: float) -> str:  # as the page writes µs: three significant digits, thousands with commas
+            v = seconds * 1e6
+            return f"{v:,.0f}" if v >= 1000 else f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.3g}"
+
+        pinned = result["cases"][0]["metrics"]["h2d_latency"]["distribution"]
+        for k in DISTRIBUTION_STATISTICS:
+            self.assertTrue(f">{us(pinned[k])}<" in section, f"{k} {us(pinned[k])}")
+        head_of_line = next(c for c in result["cases"] if c["params"].get("background") == "same_direction"
+                            and c["params"]["bulk_chunk_bytes"] == 64 << 20)
+        p50 = us(head_of_line["metrics"]["h2d_latency"]["distribution"]["p50"])
+        self.assertTrue(f">{p50}<" in section and "," in p50, p50)
+        self.assertTrue("of 512 KiB" in section)
+        self.assertTrue(re.search(r"[\d,]+ <span class=\"muted\">\([\d.]+ %\)</span>", section))
+        # A serving-only run: one line about the copy plots instead of a note for each.
+        self.assertIn("serving cases only", page.split('<section id="plots">', 1)[1].split("</section>", 1)[0])
+
+    def test_serving_section_with_odd_cases(self) -> None:
+        page = (WORK / "serving-odd.html").read_text(encoding="utf-8")
+        p = parse_page(page)
+        self.assertEqual(p.errors, [])
+        words = "".join(p.texts)
+        self.assertIn("no per-operation distribution", words)
+        self.assertIn("request 7 <b>(submitter 0)</b>: the GPU saw data that is not the request's & $x$", words)
+        self.assertNotIn("request 7 <b>", page)
+        self.assertIn("the device has one stream priority", words)
+        self.assertIn("future_strategy", words)
+        self.assertEqual(page.count('<figure id="plot-serving_'), 3)
+
+    def test_no_serving_section_without_serving_cases(self) -> None:
+        self.assertNotIn("serving", self.parsed.section_ids)
+        self.assertNotIn("#serving", self.page)
+        self.assertNotIn("Serving / tail latency", self.page)
+
+    def chromium(self) -> str:
         chromium = CHROMIUM or next((c for c in ("/usr/bin/chromium", shutil.which("chromium"),
                                                  shutil.which("chromium-browser")) if c and Path(c).exists()), None)
         if not chromium or not Path(chromium).exists():
             self.fail(f"headless Chromium not found ({chromium or '/usr/bin/chromium, chromium on PATH'}): install it "
                       "(`sudo apt-get install chromium`; scripts/setup.sh does) or pass --chromium PATH")
-        shot = WORK / "screenshot.png"
+        return chromium
+
+    def screenshot(self, page: Path, shot: Path, height: int) -> dict[str, Any]:
         profile = tempfile.mkdtemp(prefix="pathbench-chromium-")
         try:
-            proc = run([chromium, "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
+            proc = run([self.chromium(), "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
                         "--hide-scrollbars", "--no-first-run", f"--user-data-dir={profile}",
-                        f"--screenshot={shot}", "--window-size=1280,2000", (WORK / "page.html").resolve().as_uri()],
+                        f"--screenshot={shot}", f"--window-size=1280,{height}", page.resolve().as_uri()],
                        timeout=120)
         finally:
             shutil.rmtree(profile, ignore_errors=True)
         self.assertTrue(shot.is_file(), f"no screenshot; chromium said:\n{proc.stdout}\n{proc.stderr[-3000:]}")
-        self.assertEqual(png_size(shot), (1280, 2000))
-        s = image_stats([shot])[str(shot)]
+        self.assertEqual(png_size(shot), (1280, height))
+        return image_stats([shot])[str(shot)]
+
+    def test_chromium_renders_the_serving_page(self) -> None:
+        s = self.screenshot(WORK / "serving.html", WORK / "serving-screenshot.png", 6000)
+        self.assertGreater(s["std"], 10.0, s)
+        self.assertGreaterEqual(s["colors"], 32, s)
+        self.assertGreater(s["non_background"], 0.05, s)
+        self.assertTrue(all(abs(a - b) <= 12 for a, b in zip(s["top_left"], (0x1d, 0x23, 0x30))), s)
+
+    def test_chromium_renders_the_page(self) -> None:
+        shot = WORK / "screenshot.png"
+        s = self.screenshot(WORK / "page.html", shot, 2000)
         self.assertGreater(s["std"], 10.0, s)
         self.assertGreaterEqual(s["colors"], 32, s)
         self.assertGreater(s["non_background"], 0.05, s)
