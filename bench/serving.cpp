@@ -1,5 +1,8 @@
 #include "bench/serving.hpp"
 
+#include <algorithm>
+#include <filesystem>
+
 #include "measure/gpu_bench.hpp"
 #include "scenario/typed_axis.hpp"
 
@@ -21,9 +24,20 @@ const EnumAxis<ServingArrival> kArrival{
     "arrival",
     {{"back_to_back", ServingArrival::kBackToBack},
      {"poisson", ServingArrival::kPoisson},
-     {"bursts", ServingArrival::kBursts}},
+     {"bursts", ServingArrival::kBursts},
+     {"trace", ServingArrival::kTrace}},
     "when requests arrive: each submitter's next one as soon as its last completed (default), a "
-    "Poisson process at rate_per_s, or bursts of burst_size at rate_per_s on average"};
+    "Poisson process at rate_per_s, bursts of burst_size at rate_per_s on average, or as a trace "
+    "file says"};
+AxisSchema trace_axis() {
+  AxisSchema s;
+  s.name = "trace";
+  s.kind = AxisSchema::Kind::kString;
+  s.help =
+      "arrival trace: a JSON Lines file, relative to the scenario file, one request a line: "
+      "{\"time_s\": 0.0012, \"h2d_bytes\": 65536, \"d2h_bytes\": 0, \"kernel_us\": 250}";
+  return s;
+}
 const IntegerAxis kRequestBytes{"request_bytes", 4096, 4 * kGiB,
                                 "bytes copied host to device per request, a multiple of 4096"};
 const IntegerAxis kResponseBytes{"response_bytes", 0, 4 * kGiB,
@@ -61,11 +75,16 @@ const IntegerAxis kPoolSlots{"pool_slots", 1, 4096,
 constexpr std::uint64_t kDefaultBulk = std::uint64_t{64} << 20;
 constexpr std::uint64_t kDefaultChunk = std::uint64_t{256} << 10;
 
+std::vector<AxisSchema> with_trace(std::vector<AxisSchema> axes) {
+  axes.push_back(trace_axis());
+  return axes;
+}
+
 ServingRequest decode(const CaseSpec& spec) {
   ServingRequest r;
   r.strategy = kStrategy.decode(spec);
   r.arrival = kArrival.decode_or(spec, ServingArrival::kBackToBack);
-  r.request_bytes = static_cast<std::uint64_t>(kRequestBytes.decode(spec));
+  r.request_bytes = static_cast<std::uint64_t>(kRequestBytes.decode_or(spec, 0));
   r.response_bytes = static_cast<std::uint64_t>(kResponseBytes.decode_or(spec, 0));
   r.kernel_ns = static_cast<std::uint64_t>(kKernelUs.decode_or(spec, 0)) * 1000;
   r.requests = static_cast<int>(kRequests.decode_or(spec, 2000));
@@ -78,6 +97,19 @@ ServingRequest decode(const CaseSpec& spec) {
   r.bulk_chunk_bytes = static_cast<std::uint64_t>(kBulkChunk.decode_or(spec, r.bulk_bytes));
   r.chunk_bytes = static_cast<std::uint64_t>(kChunkBytes.decode_or(spec, kDefaultChunk));
   r.pool_slots = static_cast<int>(kPoolSlots.decode_or(spec, 8));
+  if (r.arrival == ServingArrival::kTrace && spec.has("trace")) {
+    // Read at validation already: a bad line is exit 3 naming the trace file and the line.
+    std::filesystem::path path = spec.str("trace");
+    if (path.is_relative()) path = std::filesystem::path(spec.file).parent_path() / path;
+    r.trace = read_request_trace(path);
+    r.requests = static_cast<int>(r.trace.size());
+    r.request_bytes = 8;
+    r.response_bytes = 0;
+    for (const auto& q : r.trace) {
+      r.request_bytes = std::max(r.request_bytes, q.h2d_bytes);
+      r.response_bytes = std::max(r.response_bytes, q.d2h_bytes);
+    }
+  }
   return r;
 }
 
@@ -91,15 +123,32 @@ class ServingFamily final : public DeclaredFamily {
              "pin_per_request, pinned_pool, pinned_pool_chunked, preallocated_pinned), a step "
              "that checks its data on the GPU, an optional D2H response; per-request latency "
              "distributions, and head-of-line blocking behind a bulk transfer",
-             axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes, kKernelUs,
-                          kRequests, kRate, kBurstSize, kSubmitters, kPriority, kBackground,
-                          kBulkBytes, kBulkChunk, kChunkBytes, kPoolSlots),
-             {"strategy", "request_bytes"}}) {}
+             with_trace(axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes,
+                                     kKernelUs, kRequests, kRate, kBurstSize, kSubmitters,
+                                     kPriority, kBackground, kBulkBytes, kBulkChunk, kChunkBytes,
+                                     kPoolSlots)),
+             {"strategy"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
+    const bool traced = kArrival.decode_or(spec, ServingArrival::kBackToBack) ==
+                        ServingArrival::kTrace;
+    if (traced != spec.has("trace")) {
+      return std::string(traced ? "arrival trace needs the trace axis (a JSON Lines file)"
+                                : "the trace axis applies only to arrival trace");
+    }
+    if (traced) {
+      for (const char* axis :
+           {"request_bytes", "response_bytes", "kernel_us", "requests", "rate_per_s", "burst_size"}) {
+        if (spec.has(axis)) {
+          return std::string(axis) + " comes from the trace file with arrival trace";
+        }
+      }
+    } else if (!kRequestBytes.present(spec)) {
+      return std::string("request_bytes is required (except with arrival trace)");
+    }
     const ServingRequest r = decode(spec);
     const bool timed_arrivals = r.arrival != ServingArrival::kBackToBack;
-    if (timed_arrivals && !kRate.present(spec)) {
+    if (timed_arrivals && !traced && !kRate.present(spec)) {
       return "arrival \"" + spec.str("arrival") + "\" needs rate_per_s";
     }
     if (!timed_arrivals && (kRate.present(spec) || kBurstSize.present(spec))) {
@@ -108,8 +157,9 @@ class ServingFamily final : public DeclaredFamily {
     if (r.arrival == ServingArrival::kPoisson && kBurstSize.present(spec)) {
       return std::string("burst_size applies only to arrival bursts");
     }
-    if (r.request_bytes % 4096 != 0) return std::string("request_bytes must be a multiple of 4096");
-    if (r.response_bytes % 8 != 0) return std::string("response_bytes must be a multiple of 8");
+    if (!traced && r.request_bytes % 4096 != 0) {
+      return std::string("request_bytes must be a multiple of 4096");
+    }
     if (kChunkBytes.present(spec) && r.strategy != ServingStrategy::kPinnedPoolChunked) {
       return std::string("chunk_bytes applies only to strategy pinned_pool_chunked");
     }

@@ -9,6 +9,7 @@
 #include <deque>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -160,10 +161,17 @@ class ServingBench final : public CaseBench {
       lanes_.push_back(std::move(lane));
     }
     for (int q = 0; q < r.requests; ++q) lanes_[q % r.submitters]->requests.push_back(q);
-    // The pattern's words that stamps replace are not part of any request's checksum.
+    // The pattern's words that stamps replace are not part of any request's checksum: the sum of
+    // the others, for every request size (one pass over the largest).
+    for (int q = 0; q < r.requests; ++q) unstamped_sums_[r.h2d_bytes(q) / 8] = 0;
     const auto* words = reinterpret_cast<const std::uint64_t*>(lanes_[0]->source.data());
-    for (std::size_t i = 0; i < r.request_bytes / 8; ++i) {
-      if (i % (kPage / 8) != 0) unstamped_sum_ += words[i];
+    std::uint64_t sum = 0;
+    std::size_t i = 0;
+    for (auto& [count, at] : unstamped_sums_) {
+      for (; i < count; ++i) {
+        if (i % (kPage / 8) != 0) sum += words[i];
+      }
+      at = sum;
     }
     if (r.background != ServingBackground::kNone) {
       bulk_host_ = PinnedHostMemory(r.bulk_bytes);
@@ -253,7 +261,9 @@ class ServingBench final : public CaseBench {
     return static_cast<std::uint64_t>(r_.requests);
   }
   std::uint64_t bytes_per_sample() const override {
-    return static_cast<std::uint64_t>(r_.requests) * (r_.request_bytes + r_.response_bytes);
+    std::uint64_t bytes = 0;
+    for (int q = 0; q < r_.requests; ++q) bytes += r_.h2d_bytes(q) + r_.d2h_bytes(q);
+    return bytes;
   }
 
  private:
@@ -266,7 +276,7 @@ class ServingBench final : public CaseBench {
   std::vector<double> schedule(std::uint64_t rep) const {
     RequestShape shape{ByteRange::fixed(r_.request_bytes), ByteRange::fixed(r_.response_bytes),
                        KernelTimeRange::fixed(r_.kernel_ns / 1000.0)};
-    std::vector<Request> requests;
+    std::vector<Request> requests = r_.trace;
     if (r_.arrival == ServingArrival::kPoisson) {
       PoissonStream p;
       p.rate_per_s = r_.rate_per_s;
@@ -379,8 +389,11 @@ class ServingBench final : public CaseBench {
         }
         arrival_[q] = seconds_since(t0);
         // A blocking caller: the copy, waited for, then the step and the response.
-        issue_h2d(lane, k, q, pool);
-        observe_h2d(q, t0);
+        // No event: the stream holds nothing but the copy, and recording one would add its API
+        // call to every request's latency.
+        issue_h2d(lane, k, q, pool, false);
+        wait_until([&] { return ready(cudaStreamQuery(lane.stream.get())); }, "a request's H2D copy");
+        h2d_at_[q] = seconds_since(t0);
         issue_step(lane, q);
         observe_done(q, t0);
         continue;
@@ -395,7 +408,7 @@ class ServingBench final : public CaseBench {
         }
         arrival_[q] = at[q];
       }
-      issue_h2d(lane, k, q, pool);
+      issue_h2d(lane, k, q, pool, true);
       issue_step(lane, q);
       lane.enqueued.store(k + 1, std::memory_order_release);
     }
@@ -406,14 +419,17 @@ class ServingBench final : public CaseBench {
     std::byte* data = lane.source.data();
     if (r_.strategy == ServingStrategy::kPreallocatedPinned) {
       const std::size_t slot = k % lane.ring.size();
-      if (k >= lane.ring.size()) {
-        // The buffer's previous request must have been copied out of it before it is rewritten.
+      if (k >= lane.ring.size() && r_.arrival != ServingArrival::kBackToBack) {
+        // The buffer's previous request must have been copied out of it before it is rewritten
+        // (back to back it has completed already).
         wait_for_event(h2d_done_[lane.requests[k - lane.ring.size()]].get(), "a request's H2D copy");
       }
       data = lane.ring[slot].get();
     }
-    std::uint64_t sum = unstamped_sum_;
-    for (std::size_t p = 0; p < r_.request_bytes / kPage; ++p) {
+    const std::size_t words = r_.h2d_bytes(q) / 8;
+    std::uint64_t sum = unstamped_sums_.at(words);
+    // Every page whose first word the request's checksum covers.
+    for (std::size_t p = 0; p * (kPage / 8) < words; ++p) {
       const std::uint64_t v = stamp(q, p);
       std::memcpy(data + p * kPage, &v, sizeof v);
       sum += v;
@@ -426,12 +442,12 @@ class ServingBench final : public CaseBench {
     copies_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  void issue_h2d(Lane& lane, std::size_t k, std::size_t q,
-                 std::optional<PinnedStagingPool>& pool) {
+  void issue_h2d(Lane& lane, std::size_t k, std::size_t q, std::optional<PinnedStagingPool>& pool,
+                 bool record_event) {
     cudaStream_t s = lane.stream.get();
     std::byte* input = lane.input.get();
-    const std::size_t bytes = r_.request_bytes;
-    switch (r_.strategy) {
+    const std::size_t bytes = r_.h2d_bytes(q);
+    switch (bytes == 0 ? ServingStrategy::kPreallocatedPinned : r_.strategy) {
       case ServingStrategy::kPageable:
         copy(input, lane.source.data(), bytes, cudaMemcpyHostToDevice, s);
         break;
@@ -458,29 +474,32 @@ class ServingBench final : public CaseBench {
         break;
       }
       case ServingStrategy::kPreallocatedPinned:
-        copy(input, lane.ring[k % lane.ring.size()].get(), bytes, cudaMemcpyHostToDevice, s);
+        if (bytes > 0) {
+          copy(input, lane.ring[k % lane.ring.size()].get(), bytes, cudaMemcpyHostToDevice, s);
+        }
         break;
     }
-    PB_CUDA(cudaEventRecord(h2d_done_[q].get(), s));
+    if (record_event) PB_CUDA(cudaEventRecord(h2d_done_[q].get(), s));
   }
 
   // The request's step on the GPU, then its response.
   void issue_step(Lane& lane, std::size_t q) {
     cudaStream_t s = lane.stream.get();
     std::byte* input = lane.input.get();
-    const std::size_t bytes = r_.request_bytes;
+    const std::size_t bytes = r_.h2d_bytes(q);
+    const std::size_t response = r_.d2h_bytes(q);
     decode_step<<<blocks_, 256, 0, s>>>(reinterpret_cast<const unsigned long long*>(input),
                                         bytes / 8,
                                         reinterpret_cast<unsigned long long*>(checksums_.get()) + q,
-                                        r_.kernel_ns);
+                                        r_.step_ns(q));
     PB_CUDA(cudaGetLastError());
-    if (r_.response_bytes > 0) {
+    if (response > 0) {
       if (r_.strategy == ServingStrategy::kPinPerRequest) {
-        HostRegistration pinned(lane.response.data(), r_.response_bytes);
-        copy(lane.response.data(), lane.output.get(), r_.response_bytes, cudaMemcpyDeviceToHost, s);
+        HostRegistration pinned(lane.response.data(), response);
+        copy(lane.response.data(), lane.output.get(), response, cudaMemcpyDeviceToHost, s);
         PB_CUDA(cudaStreamSynchronize(s));
       } else {
-        copy(lane.response_buffer(), lane.output.get(), r_.response_bytes, cudaMemcpyDeviceToHost,
+        copy(lane.response_buffer(), lane.output.get(), response, cudaMemcpyDeviceToHost,
              s);
       }
     }
@@ -545,15 +564,14 @@ class ServingBench final : public CaseBench {
     }
     return true;
   }
+  // A query's answer: done, not yet, or an error (thrown).
+  static bool ready(cudaError_t e) {
+    if (e == cudaErrorNotReady) return false;
+    PB_CUDA(e);
+    return true;
+  }
   void wait_for_event(cudaEvent_t event, const char* what) {
-    wait_until(
-        [&] {
-          const cudaError_t e = cudaEventQuery(event);
-          if (e == cudaErrorNotReady) return false;
-          PB_CUDA(e);
-          return true;
-        },
-        what);
+    wait_until([&] { return ready(cudaEventQuery(event)); }, what);
   }
 
   // Timestamps request q's completions as they happen (events complete in stream order).
@@ -579,7 +597,7 @@ class ServingBench final : public CaseBench {
   std::vector<std::uint64_t> expected_;
   std::vector<double> arrival_, h2d_at_, done_at_;
   std::vector<std::unique_ptr<Lane>> lanes_;
-  std::uint64_t unstamped_sum_ = 0;
+  std::map<std::size_t, std::uint64_t> unstamped_sums_;  // words -> their unstamped sum
   PinnedSlotMemory slot_memory_;
   EventRecycler events_;
   Stream bulk_stream_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "measure/family.hpp"
+#include "scenario/request_stream.hpp"
 
 namespace pathbench {
 
@@ -21,7 +22,7 @@ enum class ServingStrategy {
   kPinnedPoolChunked,   // the same in slot-sized chunks
   kPreallocatedPinned,  // the data is already in pinned memory: the ideal
 };
-enum class ServingArrival { kBackToBack, kPoisson, kBursts };
+enum class ServingArrival { kBackToBack, kPoisson, kBursts, kTrace };
 enum class ServingBackground { kNone, kSameDirection, kOppositeDirection };
 
 struct ServingRequest {
@@ -40,6 +41,18 @@ struct ServingRequest {
   std::uint64_t bulk_chunk_bytes = 0;  // the bulk transfer is issued as copies of this size
   std::uint64_t chunk_bytes = 0;       // pinned_pool_chunked: slot size
   int pool_slots = 8;
+  // arrival trace: the requests as the trace file gives them (request_bytes, response_bytes are
+  // then the largest of them, kernel_ns 0 and requests their number).
+  std::vector<Request> trace;
+  std::uint64_t h2d_bytes(std::size_t q) const {
+    return trace.empty() ? request_bytes : trace[q].h2d_bytes;
+  }
+  std::uint64_t d2h_bytes(std::size_t q) const {
+    return trace.empty() ? response_bytes : trace[q].d2h_bytes;
+  }
+  std::uint64_t step_ns(std::size_t q) const {
+    return trace.empty() ? kernel_ns : static_cast<std::uint64_t>(trace[q].kernel_us * 1000);
+  }
   bool pooled() const {
     return strategy == ServingStrategy::kPinnedPool ||
            strategy == ServingStrategy::kPinnedPoolChunked;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -120,6 +122,38 @@ TEST(ServingGpu, PoissonArrivalsThroughASmallPoolKeepItsBound) {
   EXPECT_LE(metric(m, "pool_high_water").stats.max, 2.0 * 262144);
   std::printf("[   INFO   ] poisson pool of 2: fallbacks per repetition %.0f, waits %.0f\n",
               metric(m, "pageable_fallbacks").stats.median, metric(m, "pool_waits").stats.median);
+}
+
+TEST(ServingGpu, ATraceOfMixedSizesIsReplayedAndVerified) {
+  PATHBENCH_REQUIRE_GPU();
+  const auto path = std::filesystem::temp_directory_path() / "pathbench-serving-trace.jsonl";
+  {
+    std::ofstream out(path);
+    // Sizes that are not multiples of a page or of 8, a request with no input, responses.
+    const std::uint64_t sizes[] = {65536, 4100, 12, 0, 1 << 20, 300000};
+    for (int i = 0; i < 300; ++i) {
+      out << "{\"time_s\": " << i * 50e-6 << ", \"h2d_bytes\": " << sizes[i % 6]
+          << ", \"d2h_bytes\": " << (i % 3) * 5000 << ", \"kernel_us\": " << (i % 4) * 5
+          << "}\n";
+    }
+  }
+  for (const char* strategy : {"pinned_pool_chunked", "pin_per_request", "preallocated_pinned"}) {
+    SCOPED_TRACE(strategy);
+    nlohmann::ordered_json params = {{"strategy", strategy},
+                                     {"arrival", "trace"},
+                                     {"trace", path.string()},
+                                     {"submitters", 2}};
+    if (std::string(strategy) == "pinned_pool_chunked") {
+      params["chunk_bytes"] = 16384;
+      params["pool_slots"] = 4;
+    }
+    const MeasuredCase m = measure(serving_case(params));
+    ASSERT_TRUE(m.skipped.empty()) << m.skipped;
+    const auto& d = expect_sound(m, 300);
+    std::printf("[   INFO   ] trace through %s: h2d p50 %.1f us, p99 %.1f us\n", strategy,
+                d.statistic("p50") * 1e6, d.statistic("p99") * 1e6);
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace

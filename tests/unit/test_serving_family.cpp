@@ -1,0 +1,172 @@
+// The serving family's host-side rules: axes, invalid combinations, the trace axis (read and
+// validated at load, errors naming the trace file and line), metrics and memory needs. No GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/serving.hpp"
+#include "core/errors.hpp"
+#include "scenario/expansion.hpp"
+
+namespace pathbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+CaseSpec make_spec(nlohmann::ordered_json params, std::string file = "scenarios/s.json") {
+  CaseSpec spec;
+  spec.family = "serving";
+  spec.scenario = "test";
+  spec.file = std::move(file);
+  spec.pointer = "/scenarios/0";
+  spec.params = std::move(params);
+  spec.id = case_id("serving", spec.params);
+  return spec;
+}
+
+std::optional<std::string> error_of(const nlohmann::ordered_json& params,
+                                    const std::string& file = "scenarios/s.json") {
+  return make_serving_family()->case_error(make_spec(params, file));
+}
+
+TEST(ServingFamily, RequiresAStrategyAndARequestSize) {
+  const auto family = make_serving_family();
+  EXPECT_EQ(family->name(), "serving");
+  EXPECT_EQ(family->required_axes(), (std::vector<std::string>{"strategy"}));
+  EXPECT_FALSE(error_of({{"strategy", "pageable"}, {"request_bytes", 65536}}).has_value());
+  EXPECT_EQ(error_of({{"strategy", "pageable"}}),
+            "request_bytes is required (except with arrival trace)");
+  EXPECT_EQ(error_of({{"strategy", "pageable"}, {"request_bytes", 65537}}),
+            "request_bytes must be a multiple of 4096");
+}
+
+TEST(ServingFamily, RefusesAxesThatDoNotApply) {
+  const nlohmann::ordered_json base = {{"strategy", "pinned_pool"}, {"request_bytes", 65536}};
+  auto with = [&](const char* k, nlohmann::ordered_json v) {
+    auto p = base;
+    p[k] = std::move(v);
+    return error_of(p);
+  };
+  EXPECT_EQ(with("rate_per_s", 100),
+            "rate_per_s and burst_size apply only to arrival poisson or bursts");
+  EXPECT_EQ(with("chunk_bytes", 16384),
+            "chunk_bytes applies only to strategy pinned_pool_chunked");
+  EXPECT_EQ(with("bulk_bytes", 1 << 20),
+            "bulk_bytes and bulk_chunk_bytes apply only with a background");
+  EXPECT_EQ(error_of({{"strategy", "pageable"}, {"request_bytes", 65536}, {"pool_slots", 4}}),
+            "pool_slots applies only to pinned_pool, pinned_pool_chunked and preallocated_pinned");
+  EXPECT_EQ(error_of({{"strategy", "pageable"},
+                      {"request_bytes", 65536},
+                      {"arrival", "poisson"}}),
+            "arrival \"poisson\" needs rate_per_s");
+  EXPECT_EQ(error_of({{"strategy", "preallocated_pinned"},
+                      {"request_bytes", 65536},
+                      {"arrival", "poisson"},
+                      {"rate_per_s", 1000},
+                      {"background", "same_direction"}}),
+            "a background needs arrival back_to_back and one submitter");
+  EXPECT_EQ(error_of({{"strategy", "preallocated_pinned"},
+                      {"request_bytes", 65536},
+                      {"background", "same_direction"},
+                      {"bulk_bytes", 1 << 20},
+                      {"bulk_chunk_bytes", 2 << 20}}),
+            "bulk_chunk_bytes must not exceed bulk_bytes");
+  EXPECT_EQ(error_of({{"strategy", "pageable"},
+                      {"request_bytes", 65536},
+                      {"arrival", "bursts"},
+                      {"rate_per_s", 1000},
+                      {"burst_size", 7},
+                      {"requests", 100}}),
+            "requests must be a multiple of burst_size");
+}
+
+TEST(ServingFamily, PooledStrategiesAddThePoolMetrics) {
+  const auto names = [](bool pooled) { return metric_names_of(serving_metrics(pooled)); };
+  EXPECT_EQ(names(false), (std::vector<std::string>{"h2d_latency", "request_latency",
+                                                    "throughput", "copies_issued"}));
+  EXPECT_EQ(names(true).size(), 8u);
+  for (const auto& m : serving_metrics(true)) {
+    EXPECT_EQ(m.per_operation, m.name == "h2d_latency" || m.name == "request_latency") << m.name;
+  }
+}
+
+TEST(ServingFamily, MemoryNeedsCoverBuffersPoolAndBulk) {
+  const auto family = make_serving_family();
+  const MemoryNeeds n = family->memory_needs(make_spec({{"strategy", "preallocated_pinned"},
+                                                       {"request_bytes", 1 << 20},
+                                                       {"background", "same_direction"},
+                                                       {"bulk_bytes", 64 << 20}}));
+  // Source and response buffers, 8 ring buffers of 1 MiB, the 64 MiB bulk buffer.
+  EXPECT_GE(n.host_bytes, (std::uint64_t{64} << 20) + (std::uint64_t{8} << 20));
+  EXPECT_GE(n.device_bytes, (std::uint64_t{64} << 20) + (std::uint64_t{1} << 20));
+}
+
+class ServingTrace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("pathbench-serving-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_ / "traces");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string scenario() const { return (dir_ / "s.json").string(); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / "traces" / name) << text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ServingTrace, ATraceRelativeToTheScenarioFileGivesTheRequests) {
+  write("t.jsonl",
+        "# two requests\n"
+        "{\"time_s\": 0.001, \"h2d_bytes\": 65536, \"d2h_bytes\": 100, \"kernel_us\": 5}\n"
+        "{\"time_s\": 0.002, \"h2d_bytes\": 12, \"d2h_bytes\": 0, \"kernel_us\": 0.5}\n");
+  const nlohmann::ordered_json p = {
+      {"strategy", "pinned_pool"}, {"arrival", "trace"}, {"trace", "traces/t.jsonl"}};
+  EXPECT_FALSE(error_of(p, scenario()).has_value());
+  const MemoryNeeds n = make_serving_family()->memory_needs(make_spec(p, scenario()));
+  EXPECT_GE(n.device_bytes, 65536u + 100u);
+}
+
+TEST_F(ServingTrace, ABadLineIsAnInputErrorNamingTheTraceAndTheLine) {
+  write("bad.jsonl",
+        "{\"time_s\": 0.001, \"h2d_bytes\": 4096, \"d2h_bytes\": 0, \"kernel_us\": 5}\n"
+        "{\"time_s\": 0.0005, \"h2d_bytes\": 4096, \"d2h_bytes\": 0, \"kernel_us\": 5}\n");
+  try {
+    error_of({{"strategy", "pageable"}, {"arrival", "trace"}, {"trace", "traces/bad.jsonl"}},
+             scenario());
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find((dir_ / "traces" / "bad.jsonl").string()), std::string::npos) << what;
+    EXPECT_NE(what.find("line 2/time_s"), std::string::npos) << what;
+  }
+}
+
+TEST_F(ServingTrace, AMissingTraceIsAnInputError) {
+  EXPECT_THROW(error_of({{"strategy", "pageable"}, {"arrival", "trace"}, {"trace", "none.jsonl"}},
+                        scenario()),
+               InputError);
+}
+
+TEST_F(ServingTrace, TheTraceAxisGoesWithArrivalTraceOnly) {
+  write("t.jsonl", "{\"time_s\": 0, \"h2d_bytes\": 8, \"d2h_bytes\": 0, \"kernel_us\": 0}\n");
+  EXPECT_EQ(error_of({{"strategy", "pageable"}, {"arrival", "trace"}}, scenario()),
+            "arrival trace needs the trace axis (a JSON Lines file)");
+  EXPECT_EQ(error_of({{"strategy", "pageable"}, {"request_bytes", 4096}, {"trace", "t.jsonl"}},
+                     scenario()),
+            "the trace axis applies only to arrival trace");
+  EXPECT_EQ(error_of({{"strategy", "pageable"},
+                      {"arrival", "trace"},
+                      {"trace", "traces/t.jsonl"},
+                      {"request_bytes", 4096}},
+                     scenario()),
+            "request_bytes comes from the trace file with arrival trace");
+}
+
+}  // namespace
+}  // namespace pathbench
