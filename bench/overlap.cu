@@ -24,9 +24,7 @@ constexpr std::uint64_t kSeed = 0x6f7665726c6170ull;  // "overlap"
 
 // Busy for a fixed time on every SM it occupies: a stand-in for a model's compute step whose
 // duration does not depend on clocks or on what the copy engines do.
-__global__ void compute_for(unsigned long long ns) {
-  spin_until(global_timer_ns(), ns);
-}
+__global__ void compute_for(unsigned long long ns) { spin_until(global_timer_ns(), ns); }
 
 class OverlapBench final : public CaseBench {
  public:

@@ -123,22 +123,21 @@ class ServingFamily final : public DeclaredFamily {
              "pin_per_request, pinned_pool, pinned_pool_chunked, preallocated_pinned), a step "
              "that checks its data on the GPU, an optional D2H response; per-request latency "
              "distributions, and head-of-line blocking behind a bulk transfer",
-             with_trace(axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes,
-                                     kKernelUs, kRequests, kRate, kBurstSize, kSubmitters,
-                                     kPriority, kBackground, kBulkBytes, kBulkChunk, kChunkBytes,
-                                     kPoolSlots)),
+             with_trace(axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes, kKernelUs,
+                                     kRequests, kRate, kBurstSize, kSubmitters, kPriority,
+                                     kBackground, kBulkBytes, kBulkChunk, kChunkBytes, kPoolSlots)),
              {"strategy"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
-    const bool traced = kArrival.decode_or(spec, ServingArrival::kBackToBack) ==
-                        ServingArrival::kTrace;
+    const bool traced =
+        kArrival.decode_or(spec, ServingArrival::kBackToBack) == ServingArrival::kTrace;
     if (traced != spec.has("trace")) {
       return std::string(traced ? "arrival trace needs the trace axis (a JSON Lines file)"
                                 : "the trace axis applies only to arrival trace");
     }
     if (traced) {
-      for (const char* axis :
-           {"request_bytes", "response_bytes", "kernel_us", "requests", "rate_per_s", "burst_size"}) {
+      for (const char* axis : {"request_bytes", "response_bytes", "kernel_us", "requests",
+                               "rate_per_s", "burst_size"}) {
         if (spec.has(axis)) {
           return std::string(axis) + " comes from the trace file with arrival trace";
         }
@@ -195,9 +194,9 @@ class ServingFamily final : public DeclaredFamily {
                                    ? std::min(r.chunk_bytes, r.request_bytes)
                                    : r.request_bytes;
     const std::uint64_t bulk = r.background == ServingBackground::kNone ? 0 : r.bulk_bytes;
-    return {r.submitters * 2 * per_submitter + static_cast<std::uint64_t>(r.pool_slots) * slot +
-                bulk,
-            r.submitters * per_submitter + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
+    return {
+        r.submitters * 2 * per_submitter + static_cast<std::uint64_t>(r.pool_slots) * slot + bulk,
+        r.submitters * per_submitter + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
   }
   Requirements requirements(const CaseSpec&) const override {
     return std::move(Requirements().gpu());

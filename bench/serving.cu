@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -50,9 +50,7 @@ __global__ void decode_step(const unsigned long long* input, std::size_t words,
 }
 
 // Request q's mark in the first word of page p: every request's data differs on every page.
-std::uint64_t stamp(std::uint64_t q, std::uint64_t p) {
-  return splitmix64((q << 24) ^ p ^ kSeed);
-}
+std::uint64_t stamp(std::uint64_t q, std::uint64_t p) { return splitmix64((q << 24) ^ p ^ kSeed); }
 
 class PinnedSlotMemory final : public SlotMemory {
  public:
@@ -114,8 +112,10 @@ class RecordedCompletion final : public Completion {
 struct Lane {
   Lane(int priority, std::uint64_t request_bytes, std::uint64_t response_bytes, bool pinned,
        PlacedHostMemory source_memory, PlacedHostMemory response_memory)
-      : stream(priority), input(request_bytes),
-        output(std::max<std::uint64_t>(response_bytes, 8)), source(std::move(source_memory)),
+      : stream(priority),
+        input(request_bytes),
+        output(std::max<std::uint64_t>(response_bytes, 8)),
+        source(std::move(source_memory)),
         response(std::move(response_memory)) {
     if (pinned) pinned_response = PinnedHostMemory(std::max<std::uint64_t>(response_bytes, 8));
   }
@@ -126,7 +126,7 @@ struct Lane {
   }
   Stream stream;
   DeviceMemory input, output;
-  PlacedHostMemory source, response;     // pageable, on the GPU's node
+  PlacedHostMemory source, response;  // pageable, on the GPU's node
   PinnedHostMemory pinned_response;
   std::vector<PinnedHostMemory> ring;    // preallocated_pinned: the data already pinned
   std::vector<std::size_t> requests;     // indices into the repetition's schedule
@@ -136,11 +136,17 @@ struct Lane {
 class ServingBench final : public CaseBench {
  public:
   ServingBench(const ServingRequest& r, const Machine& machine, int device)
-      : r_(r), machine_(machine), device_(make_current(device)),
-        node_(machine.gpu_local_node(device)), h2d_done_(events(r.requests)),
+      : r_(r),
+        machine_(machine),
+        device_(make_current(device)),
+        node_(machine.gpu_local_node(device)),
+        h2d_done_(events(r.requests)),
         done_(events(r.requests)),
-        checksums_(8 * static_cast<std::size_t>(r.requests)), expected_(r.requests),
-        arrival_(r.requests), h2d_at_(r.requests), done_at_(r.requests) {
+        checksums_(8 * static_cast<std::size_t>(r.requests)),
+        expected_(r.requests),
+        arrival_(r.requests),
+        h2d_at_(r.requests),
+        done_at_(r.requests) {
     int least = 0, greatest = 0;
     PB_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     int sms = 0;
@@ -148,8 +154,8 @@ class ServingBench final : public CaseBench {
     blocks_ = std::clamp(static_cast<int>(r.request_bytes / (64 * 1024)), 1, sms);
     const bool prealloc = r.strategy == ServingStrategy::kPreallocatedPinned;
     for (int l = 0; l < r.submitters; ++l) {
-      const bool pinned_response = r.strategy != ServingStrategy::kPageable &&
-                                   r.strategy != ServingStrategy::kPinPerRequest;
+      const bool pinned_response =
+          r.strategy != ServingStrategy::kPageable && r.strategy != ServingStrategy::kPinPerRequest;
       auto lane = std::make_unique<Lane>(r.high_priority ? greatest : least, r.request_bytes,
                                          r.response_bytes, pinned_response,
                                          pageable(r.request_bytes), pageable(r.response_bytes));
@@ -268,8 +274,8 @@ class ServingBench final : public CaseBench {
 
  private:
   PlacedHostMemory pageable(std::uint64_t bytes) const {
-    return PlacedHostMemory({HostMemoryKind::kPageable, std::max<std::uint64_t>(bytes, 8),
-                             PageType::k4K, node_});
+    return PlacedHostMemory(
+        {HostMemoryKind::kPageable, std::max<std::uint64_t>(bytes, 8), PageType::k4K, node_});
   }
 
   // Arrival times of repetition `rep`, seconds from its start (empty: back to back).
@@ -349,8 +355,7 @@ class ServingBench final : public CaseBench {
     std::vector<std::thread> threads;
     for (auto& lane : lanes_) {
       Lane* l = lane.get();
-      threads.emplace_back(
-          guarded([this, l, &at, &pool, t0] { submit(*l, at, pool, t0); }, true));
+      threads.emplace_back(guarded([this, l, &at, &pool, t0] { submit(*l, at, pool, t0); }, true));
       // Back to back, the submitter waits for each request itself, as a blocking caller does.
       if (!at.empty()) threads.emplace_back(guarded([this, l, t0] { complete(*l, t0); }, false));
     }
@@ -392,15 +397,16 @@ class ServingBench final : public CaseBench {
         // No event: the stream holds nothing but the copy, and recording one would add its API
         // call to every request's latency.
         issue_h2d(lane, k, q, pool, false);
-        wait_until([&] { return ready(cudaStreamQuery(lane.stream.get())); }, "a request's H2D copy");
+        wait_until([&] { return ready(cudaStreamQuery(lane.stream.get())); },
+                   "a request's H2D copy");
         h2d_at_[q] = seconds_since(t0);
         issue_step(lane, q);
         observe_done(q, t0);
         continue;
       } else {
         prepare_data(lane, k, q);
-        const auto due = t0 + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(at[q]));
+        const auto due =
+            t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at[q]));
         if (due - Clock::now() > std::chrono::microseconds(200)) {
           std::this_thread::sleep_until(due - std::chrono::microseconds(100));
         }
@@ -422,7 +428,8 @@ class ServingBench final : public CaseBench {
       if (k >= lane.ring.size() && r_.arrival != ServingArrival::kBackToBack) {
         // The buffer's previous request must have been copied out of it before it is rewritten
         // (back to back it has completed already).
-        wait_for_event(h2d_done_[lane.requests[k - lane.ring.size()]].get(), "a request's H2D copy");
+        wait_for_event(h2d_done_[lane.requests[k - lane.ring.size()]].get(),
+                       "a request's H2D copy");
       }
       data = lane.ring[slot].get();
     }
@@ -488,10 +495,9 @@ class ServingBench final : public CaseBench {
     std::byte* input = lane.input.get();
     const std::size_t bytes = r_.h2d_bytes(q);
     const std::size_t response = r_.d2h_bytes(q);
-    decode_step<<<blocks_, 256, 0, s>>>(reinterpret_cast<const unsigned long long*>(input),
-                                        bytes / 8,
-                                        reinterpret_cast<unsigned long long*>(checksums_.get()) + q,
-                                        r_.step_ns(q));
+    decode_step<<<blocks_, 256, 0, s>>>(
+        reinterpret_cast<const unsigned long long*>(input), bytes / 8,
+        reinterpret_cast<unsigned long long*>(checksums_.get()) + q, r_.step_ns(q));
     PB_CUDA(cudaGetLastError());
     if (response > 0) {
       if (r_.strategy == ServingStrategy::kPinPerRequest) {
@@ -499,8 +505,7 @@ class ServingBench final : public CaseBench {
         copy(lane.response.data(), lane.output.get(), response, cudaMemcpyDeviceToHost, s);
         PB_CUDA(cudaStreamSynchronize(s));
       } else {
-        copy(lane.response_buffer(), lane.output.get(), response, cudaMemcpyDeviceToHost,
-             s);
+        copy(lane.response_buffer(), lane.output.get(), response, cudaMemcpyDeviceToHost, s);
       }
     }
     PB_CUDA(cudaEventRecord(done_[q].get(), s));

@@ -182,8 +182,7 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
       Sample sample = bench->measure();
       if (sample.values.size() != result.metrics.size()) {
         throw std::logic_error("the case returned " + std::to_string(sample.values.size()) +
-                               " values for " + std::to_string(result.metrics.size()) +
-                               " metrics");
+                               " values for " + std::to_string(result.metrics.size()) + " metrics");
       }
       for (std::size_t i = 0; i < distributions.size(); ++i) {
         if (!distributions[i]) continue;
@@ -205,7 +204,8 @@ CaseResult CaseRunner::run(const CaseSpec& spec, const Family& family) {
       // Recorded only once verified: a repetition that failed leaves no operations behind.
       for (std::size_t i = 0; i < sample.values.size(); ++i) {
         if (distributions[i]) {
-          sample.values[i] = distributions[i]->add_repetition(std::move(sample.operation_seconds[i]));
+          sample.values[i] =
+              distributions[i]->add_repetition(std::move(sample.operation_seconds[i]));
         }
         result.metrics[i].samples.push_back(sample.values[i]);
       }

@@ -447,10 +447,9 @@ class ResultReader {
              colon == std::string::npos ? what : what.substr(colon + 2));
       }
       if (m.distribution->repetitions() != m.samples.size()) {
-        fail(dist_at / "per_repetition",
-             "holds " + std::to_string(m.distribution->repetitions()) +
-                 " repetitions but the metric has " + std::to_string(m.samples.size()) +
-                 " samples");
+        fail(dist_at / "per_repetition", "holds " + std::to_string(m.distribution->repetitions()) +
+                                             " repetitions but the metric has " +
+                                             std::to_string(m.samples.size()) + " samples");
       }
     }
     return m;

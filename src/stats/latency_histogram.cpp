@@ -43,7 +43,7 @@ std::string value_text(const nlohmann::json& value) {
 
 std::string config_text(const LatencyHistogramConfig& config) {
   return concat("lowest ", number_text(config.lowest), " s, highest ", number_text(config.highest),
-               " s, ", std::to_string(config.significant_digits), " significant digits");
+                " s, ", std::to_string(config.significant_digits), " significant digits");
 }
 
 struct ConfigProblem {
@@ -56,21 +56,21 @@ struct ConfigProblem {
 std::optional<ConfigProblem> config_problem(const LatencyHistogramConfig& config) {
   if (!std::isfinite(config.lowest) || !(config.lowest > 0)) {
     return ConfigProblem{"lowest", concat("must be a finite number of seconds > 0, not ",
-                                         number_text(config.lowest))};
+                                          number_text(config.lowest))};
   }
   if (!std::isfinite(config.highest) || !(config.highest > config.lowest)) {
     return ConfigProblem{
         "highest", concat("must be a finite number of seconds greater than lowest (",
-                         number_text(config.lowest), "), not ", number_text(config.highest))};
+                          number_text(config.lowest), "), not ", number_text(config.highest))};
   }
   if (config.highest / config.lowest > kMaxRangeRatio) {
     return ConfigProblem{"highest",
                          concat("may be at most 2^63 times lowest (", number_text(config.lowest),
-                               "), not ", number_text(config.highest))};
+                                "), not ", number_text(config.highest))};
   }
   if (config.significant_digits < 1 || config.significant_digits > 3) {
     return ConfigProblem{"significant_digits", concat("must be 1, 2 or 3, not ",
-                                                     std::to_string(config.significant_digits))};
+                                                      std::to_string(config.significant_digits))};
   }
   return std::nullopt;
 }
@@ -85,9 +85,9 @@ bool is_valid_sample(double seconds) { return std::isfinite(seconds) && seconds 
 
 void check_sample(double seconds, std::string_view caller) {
   if (!is_valid_sample(seconds)) {
-    throw std::invalid_argument(
-        concat("LatencyHistogram::", caller,
-              ": a duration must be a finite number of seconds >= 0, not ", number_text(seconds)));
+    throw std::invalid_argument(concat("LatencyHistogram::", caller,
+                                       ": a duration must be a finite number of seconds >= 0, not ",
+                                       number_text(seconds)));
   }
 }
 
@@ -283,7 +283,7 @@ std::size_t LatencyHistogram::raw_index(double above_lowest) const {
 double LatencyHistogram::bucket_upper_edge(std::size_t index) const {
   if (index >= counts_.size()) {
     throw std::out_of_range(concat("LatencyHistogram::bucket_upper_edge: no bucket ",
-                                  std::to_string(index), " of ", std::to_string(counts_.size())));
+                                   std::to_string(index), " of ", std::to_string(counts_.size())));
   }
   return index + 1 == counts_.size() ? config_.highest : raw_edge(index);
 }
@@ -291,7 +291,7 @@ double LatencyHistogram::bucket_upper_edge(std::size_t index) const {
 std::uint64_t LatencyHistogram::count_in_bucket(std::size_t index) const {
   if (index >= counts_.size()) {
     throw std::out_of_range(concat("LatencyHistogram::count_in_bucket: no bucket ",
-                                  std::to_string(index), " of ", std::to_string(counts_.size())));
+                                   std::to_string(index), " of ", std::to_string(counts_.size())));
   }
   return counts_[index];
 }
@@ -321,9 +321,9 @@ void LatencyHistogram::record(double seconds) {
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {
   if (other.config_ != config_) {
-    throw std::invalid_argument(
-        concat("LatencyHistogram::merge: the configurations differ (", config_text(config_), " vs ",
-              config_text(other.config_), ")"));
+    throw std::invalid_argument(concat("LatencyHistogram::merge: the configurations differ (",
+                                       config_text(config_), " vs ", config_text(other.config_),
+                                       ")"));
   }
   if (other.count_ > kMaxCount - count_) {
     throw std::overflow_error("LatencyHistogram::merge: more than 2^64 - 1 samples");
@@ -372,8 +372,8 @@ std::vector<std::pair<double, std::uint64_t>> LatencyHistogram::cumulative_bucke
     if (!std::isfinite(le_bounds[i]) || (i > 0 && !(le_bounds[i] > le_bounds[i - 1]))) {
       throw std::invalid_argument(
           concat("LatencyHistogram::cumulative_buckets: le bounds must be finite and strictly "
-                "increasing (+Inf is added), bound ",
-                std::to_string(i), " is ", number_text(le_bounds[i])));
+                 "increasing (+Inf is added), bound ",
+                 std::to_string(i), " is ", number_text(le_bounds[i])));
     }
   }
   std::vector<std::pair<double, std::uint64_t>> cumulative;
@@ -432,7 +432,7 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j, const std:
   const nlohmann::json& buckets = reader.field("buckets");
   if (!buckets.is_array()) {
     reader.fail("/buckets", concat("must be an array of [upper_edge_seconds, count] pairs, not ",
-                                  value_text(buckets)));
+                                   value_text(buckets)));
   }
   std::uint64_t total = h.overflow_;
   std::optional<std::size_t> first_bucket;
@@ -449,11 +449,11 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j, const std:
         is_valid_sample(edge) ? h.bucket_index(edge) : h.counts_.size();  // a miss if negative
     if (index == h.counts_.size() || h.bucket_upper_edge(index) != edge) {
       reader.fail(edge_at, concat(number_text(edge), " is not a bucket edge of a histogram of ",
-                                 config_text(h.config_)));
+                                  config_text(h.config_)));
     }
     if (last_bucket && index <= *last_bucket) {
       reader.fail(edge_at, concat("the edges must increase, but ", number_text(edge), " follows ",
-                                 number_text(h.bucket_upper_edge(*last_bucket))));
+                                  number_text(h.bucket_upper_edge(*last_bucket))));
     }
     const std::string count_at = concat(at, "/1");
     const std::uint64_t count = reader.count(pair[1], count_at);
@@ -466,7 +466,7 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j, const std:
   }
   if (total != h.count_) {
     reader.fail("/count", concat("is ", std::to_string(h.count_), ", but the buckets and overflow ",
-                                "hold ", std::to_string(total), " samples"));
+                                 "hold ", std::to_string(total), " samples"));
   }
 
   if (h.count_ == 0) {
@@ -487,15 +487,15 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j, const std:
     const std::size_t highest_used = h.overflow_ > 0 ? overflow_index : *last_bucket;
     if (h.bucket_index(h.min_) != lowest_used) {
       reader.fail("/min", concat(number_text(h.min_),
-                                " does not lie in the lowest non-empty bucket (or overflow)"));
+                                 " does not lie in the lowest non-empty bucket (or overflow)"));
     }
     if (h.bucket_index(h.max_) != highest_used) {
       reader.fail("/max", concat(number_text(h.max_),
-                                " does not lie in the highest non-empty bucket (or overflow)"));
+                                 " does not lie in the highest non-empty bucket (or overflow)"));
     }
     if (sum < h.max_) {
       reader.fail("/sum", concat(number_text(sum), " is less than max ", number_text(h.max_),
-                                ", but samples are never negative"));
+                                 ", but samples are never negative"));
     }
   }
   h.sum_.add(sum);

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/json_text.hpp"
 #include "core/text.hpp"
 #include "stats/summary.hpp"
 
@@ -79,21 +80,6 @@ double finite_non_negative(const nlohmann::ordered_json& v, const std::string& w
   return x;
 }
 
-// A key as a JSON pointer token (RFC 6901: "~" -> "~0", "/" -> "~1").
-std::string token(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 const nlohmann::ordered_json& member(const nlohmann::ordered_json& j, const std::string& where,
                                      const std::string& field, std::string_view key) {
   const auto it = j.find(key);
@@ -109,7 +95,7 @@ OperationDistribution distribution_from_json(const nlohmann::ordered_json& j,
   for (const auto& [key, _] : j.items()) {
     const bool known = key == "operations" || key == "mean" || key == "per_repetition" ||
                        key == "histogram" || distribution_statistic_index(key).has_value();
-    if (!known) fail(where, concat("/", token(key)), "unknown field");
+    if (!known) fail(where, concat("/", pointer_token(key)), "unknown field");
   }
   OperationDistribution d;
   const auto& ops = member(j, where, "", "operations");
@@ -133,7 +119,7 @@ OperationDistribution distribution_from_json(const nlohmann::ordered_json& j,
   if (!per.is_object()) fail(where, "/per_repetition", "expected an object");
   for (const auto& [key, _] : per.items()) {
     if (!distribution_statistic_index(key)) {
-      fail(where, concat("/per_repetition/", token(key)),
+      fail(where, concat("/per_repetition/", pointer_token(key)),
            concat("unknown statistic (one of ", distribution_statistic_names(), ")"));
     }
   }
@@ -154,7 +140,8 @@ OperationDistribution distribution_from_json(const nlohmann::ordered_json& j,
                   std::to_string(d.per_repetition[0].size())));
     }
   }
-  d.histogram = LatencyHistogram::from_json(member(j, where, "", "histogram"), where + "/histogram");
+  d.histogram =
+      LatencyHistogram::from_json(member(j, where, "", "histogram"), where + "/histogram");
   if (d.histogram.count() != d.operations) {
     fail(where, "/operations",
          concat("is ", std::to_string(d.operations), " but the histogram counts ",

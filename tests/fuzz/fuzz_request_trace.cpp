@@ -20,9 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::check(!requests.empty(), "a trace was accepted without requests");
     double last = 0;
     for (const auto& r : requests) {
-      fuzz::check(std::isfinite(r.arrival_s) && r.arrival_s >= last &&
-                      r.arrival_s <= kMaxArrivalSeconds,
-                  "an accepted arrival is out of order or out of range");
+      fuzz::check(
+          std::isfinite(r.arrival_s) && r.arrival_s >= last && r.arrival_s <= kMaxArrivalSeconds,
+          "an accepted arrival is out of order or out of range");
       fuzz::check(r.h2d_bytes <= kMaxRequestBytes && r.d2h_bytes <= kMaxRequestBytes,
                   "accepted bytes beyond the cap");
       fuzz::check(std::isfinite(r.kernel_us) && r.kernel_us >= 0 && r.kernel_us <= kMaxKernelUs,

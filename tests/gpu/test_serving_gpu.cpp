@@ -133,16 +133,13 @@ TEST(ServingGpu, ATraceOfMixedSizesIsReplayedAndVerified) {
     const std::uint64_t sizes[] = {65536, 4100, 12, 0, 1 << 20, 300000};
     for (int i = 0; i < 300; ++i) {
       out << "{\"time_s\": " << i * 50e-6 << ", \"h2d_bytes\": " << sizes[i % 6]
-          << ", \"d2h_bytes\": " << (i % 3) * 5000 << ", \"kernel_us\": " << (i % 4) * 5
-          << "}\n";
+          << ", \"d2h_bytes\": " << (i % 3) * 5000 << ", \"kernel_us\": " << (i % 4) * 5 << "}\n";
     }
   }
   for (const char* strategy : {"pinned_pool_chunked", "pin_per_request", "preallocated_pinned"}) {
     SCOPED_TRACE(strategy);
-    nlohmann::ordered_json params = {{"strategy", strategy},
-                                     {"arrival", "trace"},
-                                     {"trace", path.string()},
-                                     {"submitters", 2}};
+    nlohmann::ordered_json params = {
+        {"strategy", strategy}, {"arrival", "trace"}, {"trace", path.string()}, {"submitters", 2}};
     if (std::string(strategy) == "pinned_pool_chunked") {
       params["chunk_bytes"] = 16384;
       params["pool_slots"] = 4;

@@ -154,8 +154,8 @@ TEST_F(AuditTest, G4PositionsInMessagesAreByteOffsetsAcrossSkippedWhiteSpace) {
   EXPECT_EQ(s[0].get<std::string>(), "a   \"  b");
   EXPECT_EQ(s[1].get<std::string>(), "  ");
   // Across chunk boundaries of a file (1 MiB chunks): a value after 3 MiB of white space.
-  const fs::path big = write("ws.json", "{\"a\":" + std::string(3 << 20, '\n') + "7}" +
-                                            std::string(5 << 20, ' '));
+  const fs::path big =
+      write("ws.json", "{\"a\":" + std::string(3 << 20, '\n') + "7}" + std::string(5 << 20, ' '));
   EXPECT_EQ(read_json_file(big).at("a"), 7);
 }
 
@@ -357,7 +357,8 @@ class JournalAudit : public AuditTest {
     c.family = "host_memory";
     c.timing_method = "host_steady_clock";
     const std::vector<double> samples = {1.0, 2.0, 3.0};
-    c.metrics.push_back(MetricResult{"bandwidth", "B/s", Better::kHigher, samples, summarize(samples), std::nullopt});
+    c.metrics.push_back(MetricResult{"bandwidth", "B/s", Better::kHigher, samples,
+                                     summarize(samples), std::nullopt});
     return c;
   }
   void append(const std::string& text) const {
@@ -394,8 +395,8 @@ TEST_F(JournalAudit, G4AWholeLineThatIsNotACaseIsRefused) {
     append(line);
     Result r = incomplete();
     const InputError e = error_of([&] { fold_journal(r, out_); });
-    EXPECT_TRUE(contains(e.what(), journal_path(out_).string() + " (the journal of " +
-                                       out_.string() + ") line 3"))
+    EXPECT_TRUE(contains(
+        e.what(), journal_path(out_).string() + " (the journal of " + out_.string() + ") line 3"))
         << e.what();
     EXPECT_TRUE(contains(e.what(), says)) << e.what();
   }
@@ -408,8 +409,8 @@ TEST_F(JournalAudit, G4AJournalThatIsNotARegularFileIsRefused) {
   EXPECT_TRUE(contains(error_of([&] { fold_journal(r, out_); }).what(), "FIFO"));
   fs::remove(journal_path(out_));
   fs::create_symlink(journal_path(out_), journal_path(out_));  // a loop
-  EXPECT_TRUE(contains(error_of([&] { fold_journal(r, out_); }).file(),
-                       journal_path(out_).string()));
+  EXPECT_TRUE(
+      contains(error_of([&] { fold_journal(r, out_); }).file(), journal_path(out_).string()));
   fs::remove(journal_path(out_));
   EXPECT_EQ(fold_journal(r, out_), 0u) << "no journal: nothing to add, no error";
 }
@@ -466,8 +467,12 @@ TEST_F(AuditTest, G7ControlCharactersAreEscaped) {
   EXPECT_EQ(printable_text("a\x1b[2Jb"), "a\\u001b[2Jb");
   EXPECT_EQ(printable_text(std::string("k\0y", 3)), "k\\u0000y");
   EXPECT_EQ(printable_text("\t\n\r\x7f"), "\\u0009\\u000a\\u000d\\u007f");
-  EXPECT_EQ(printable_text("\xc2\x9b" "1m"), "\\u009b1m");  // C1 CSI
-  EXPECT_EQ(printable_text("\xff" "x"), "\\xffx");         // not UTF-8
+  EXPECT_EQ(printable_text("\xc2\x9b"
+                           "1m"),
+            "\\u009b1m");  // C1 CSI
+  EXPECT_EQ(printable_text("\xff"
+                           "x"),
+            "\\xffx");  // not UTF-8
   EXPECT_EQ(printable_text("caf\xc3\xa9 \xe2\x86\x92 ok"), "caf\xc3\xa9 \xe2\x86\x92 ok");
   EXPECT_EQ(printable_lines("\033[31mred\033[0m \033[2J\nnext", {"\033[31m", "\033[0m"}),
             "\033[31mred\033[0m \\u001b[2J\nnext");
@@ -496,13 +501,15 @@ TEST_F(AuditTest, G7EchoedValuesAreShortened) {
   EXPECT_TRUE(contains(m, "is not one of: pinned, pageable-4k")) << "the rest is kept";
   // A long key in the pointer.
   const std::string key(100000, 'k');
-  const InputError p("f.json", "/scenarios/0/gate/metrics/" + key, "unknown metric \"" + key + "\"");
+  const InputError p("f.json", "/scenarios/0/gate/metrics/" + key,
+                     "unknown metric \"" + key + "\"");
   EXPECT_LT(std::string(p.what()).size(), 800u);
   EXPECT_TRUE(contains(p.what(), "/scenarios/0/gate/metrics/" + std::string(kMaxEchoedChars, 'k') +
                                      "\u2026 (100000 bytes): unknown metric"))
       << std::string(p.what()).substr(0, 400);
   // Short ones are untouched; a whole message never exceeds the cap by much.
-  EXPECT_EQ(std::string(InputError("f", "/a", "\"short\" is bad").what()), "f: /a: \"short\" is bad");
+  EXPECT_EQ(std::string(InputError("f", "/a", "\"short\" is bad").what()),
+            "f: /a: \"short\" is bad");
   const InputError huge("f", "/a", std::string(100000, 'x'));
   EXPECT_LT(std::string(huge.what()).size(), kMaxMessageBytes + 100);
   EXPECT_TRUE(contains(huge.what(), "(message cut: 100000 bytes)"));

@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "core/errors.hpp"
-#include "measure/case_runner.hpp"
 #include "core/host_clock.hpp"
+#include "measure/case_runner.hpp"
 
 namespace pathbench {
 namespace {

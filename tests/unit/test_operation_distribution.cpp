@@ -82,9 +82,9 @@ TEST(OperationDistribution, TheHistogramAgreesWithTheExactTail) {
   EXPECT_EQ(d.histogram.count(), d.operations);
   for (const double q : {0.5, 0.99, 0.999}) {
     // Within the histogram's 2-digit bucket width plus one order statistic's gap.
-    EXPECT_NEAR(d.histogram.value_at_quantile(q) / d.statistic(q == 0.5 ? "p50"
-                                                              : q == 0.99 ? "p99"
-                                                                          : "p99.9"),
+    EXPECT_NEAR(d.histogram.value_at_quantile(q) / d.statistic(q == 0.5    ? "p50"
+                                                               : q == 0.99 ? "p99"
+                                                                           : "p99.9"),
                 1.0, 0.02);
   }
 }
@@ -93,10 +93,8 @@ TEST(OperationDistribution, BadDurationsAreRefusedAndNothingIsRecorded) {
   DistributionRecorder r;
   EXPECT_THROW(r.add_repetition({}), std::invalid_argument);
   EXPECT_THROW(r.add_repetition({1e-6, -1e-6}), std::invalid_argument);
-  EXPECT_THROW(r.add_repetition({std::numeric_limits<double>::quiet_NaN()}),
-               std::invalid_argument);
-  EXPECT_THROW(r.add_repetition({std::numeric_limits<double>::infinity()}),
-               std::invalid_argument);
+  EXPECT_THROW(r.add_repetition({std::numeric_limits<double>::quiet_NaN()}), std::invalid_argument);
+  EXPECT_THROW(r.add_repetition({std::numeric_limits<double>::infinity()}), std::invalid_argument);
   EXPECT_EQ(r.repetitions(), 0u);
   EXPECT_FALSE(r.finish().has_value());
 }
@@ -144,12 +142,14 @@ TEST(OperationDistribution, EveryBadFieldIsNamed) {
   };
   EXPECT_EQ(refusal(good), "accepted");
   EXPECT_EQ(refusal(ojson::array()), "f.json: /d: expected an object, found []");
-  EXPECT_EQ(refusal(with("/operations", 0)), "f.json: /d/operations: expected an integer >= 1, found 0");
+  EXPECT_EQ(refusal(with("/operations", 0)),
+            "f.json: /d/operations: expected an integer >= 1, found 0");
   EXPECT_EQ(refusal(with("/operations", 5)),
             "f.json: /d/operations: is 5 but the histogram counts 6000");
   EXPECT_EQ(refusal(with("/p99", -1)), "f.json: /d/p99: expected a finite number >= 0, found -1");
   EXPECT_EQ(refusal(with("/p90", "x")), "f.json: /d/p90: expected a number, found \"x\"");
-  EXPECT_EQ(refusal(with("/p99.9", 0.0)), "f.json: /d/p99.9: is below p99: percentiles are ordered");
+  EXPECT_EQ(refusal(with("/p99.9", 0.0)),
+            "f.json: /d/p99.9: is below p99: percentiles are ordered");
   ojson odd = good;
   odd["a~b"] = 1;
   EXPECT_EQ(refusal(odd), "f.json: /d/a~0b: unknown field");

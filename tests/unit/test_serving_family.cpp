@@ -52,15 +52,12 @@ TEST(ServingFamily, RefusesAxesThatDoNotApply) {
   };
   EXPECT_EQ(with("rate_per_s", 100),
             "rate_per_s and burst_size apply only to arrival poisson or bursts");
-  EXPECT_EQ(with("chunk_bytes", 16384),
-            "chunk_bytes applies only to strategy pinned_pool_chunked");
+  EXPECT_EQ(with("chunk_bytes", 16384), "chunk_bytes applies only to strategy pinned_pool_chunked");
   EXPECT_EQ(with("bulk_bytes", 1 << 20),
             "bulk_bytes and bulk_chunk_bytes apply only with a background");
   EXPECT_EQ(error_of({{"strategy", "pageable"}, {"request_bytes", 65536}, {"pool_slots", 4}}),
             "pool_slots applies only to pinned_pool, pinned_pool_chunked and preallocated_pinned");
-  EXPECT_EQ(error_of({{"strategy", "pageable"},
-                      {"request_bytes", 65536},
-                      {"arrival", "poisson"}}),
+  EXPECT_EQ(error_of({{"strategy", "pageable"}, {"request_bytes", 65536}, {"arrival", "poisson"}}),
             "arrival \"poisson\" needs rate_per_s");
   EXPECT_EQ(error_of({{"strategy", "preallocated_pinned"},
                       {"request_bytes", 65536},
@@ -85,8 +82,8 @@ TEST(ServingFamily, RefusesAxesThatDoNotApply) {
 
 TEST(ServingFamily, PooledStrategiesAddThePoolMetrics) {
   const auto names = [](bool pooled) { return metric_names_of(serving_metrics(pooled)); };
-  EXPECT_EQ(names(false), (std::vector<std::string>{"h2d_latency", "request_latency",
-                                                    "throughput", "copies_issued"}));
+  EXPECT_EQ(names(false), (std::vector<std::string>{"h2d_latency", "request_latency", "throughput",
+                                                    "copies_issued"}));
   EXPECT_EQ(names(true).size(), 8u);
   for (const auto& m : serving_metrics(true)) {
     EXPECT_EQ(m.per_operation, m.name == "h2d_latency" || m.name == "request_latency") << m.name;
@@ -96,9 +93,9 @@ TEST(ServingFamily, PooledStrategiesAddThePoolMetrics) {
 TEST(ServingFamily, MemoryNeedsCoverBuffersPoolAndBulk) {
   const auto family = make_serving_family();
   const MemoryNeeds n = family->memory_needs(make_spec({{"strategy", "preallocated_pinned"},
-                                                       {"request_bytes", 1 << 20},
-                                                       {"background", "same_direction"},
-                                                       {"bulk_bytes", 64 << 20}}));
+                                                        {"request_bytes", 1 << 20},
+                                                        {"background", "same_direction"},
+                                                        {"bulk_bytes", 64 << 20}}));
   // Source and response buffers, 8 ring buffers of 1 MiB, the 64 MiB bulk buffer.
   EXPECT_GE(n.host_bytes, (std::uint64_t{64} << 20) + (std::uint64_t{8} << 20));
   EXPECT_GE(n.device_bytes, (std::uint64_t{64} << 20) + (std::uint64_t{1} << 20));
@@ -107,9 +104,10 @@ TEST(ServingFamily, MemoryNeedsCoverBuffersPoolAndBulk) {
 class ServingTrace : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("pathbench-serving-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        fs::temp_directory_path() /
+        ("pathbench-serving-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_ / "traces");
   }
   void TearDown() override { fs::remove_all(dir_); }
