@@ -204,6 +204,13 @@ class ServingFamily final : public DeclaredFamily {
   std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override {
     return metric_names_of(serving_metrics(decode(spec).pooled()));
   }
+  std::vector<std::string> per_operation_metric_names(const CaseSpec& spec) const override {
+    std::vector<std::string> names;
+    for (const auto& m : serving_metrics(decode(spec).pooled())) {
+      if (m.per_operation) names.push_back(m.name);
+    }
+    return names;
+  }
   std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
                                      int device) const override {
     PATHBENCH_GPU_BENCH(make_serving_bench(decode(spec), machine, device));

@@ -107,12 +107,33 @@ void validate_gate_metrics(const Scenario& scenario, const std::vector<CaseSpec>
       if (seen.insert(n).second) known.push_back(n);
     }
   }
+  std::set<std::string> per_operation;
+  for (const auto& c : cases) {
+    for (auto& n : family.per_operation_metric_names(c)) per_operation.insert(std::move(n));
+  }
   for (const auto& item : metrics->items()) {
     const std::string& name = item.key();
     const bool found = std::any_of(known.begin(), known.end(), [&](const std::string& pattern) {
       return metric_name_matches(pattern, name);
     });
-    if (found) continue;
+    if (found) {
+      // A percentile exists only for a metric timed operation by operation: gating one on any
+      // other would make every comparison "missing" instead of failing here.
+      const auto statistic =
+          item.value().is_object() ? item.value().find("statistic") : item.value().end();
+      if (statistic != item.value().end() && statistic->is_string() &&
+          statistic->get<std::string>() != "median" && !per_operation.contains(name)) {
+        std::string list;
+        for (const auto& n : per_operation) list += (list.empty() ? "" : ", ") + n;
+        throw InputError(
+            scenario.file, scenario.pointer + "/gate/metrics/" + pointer_token(name) + "/statistic",
+            "\"" + statistic->get<std::string>() + "\" of metric \"" + name +
+                "\": only a metric timed operation by operation has percentiles (" +
+                (list.empty() ? "family " + scenario.family + " has none" : "here: " + list) +
+                "); gate its median instead");
+      }
+      continue;
+    }
     std::string list;
     for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
     throw InputError(scenario.file, scenario.pointer + "/gate/metrics/" + pointer_token(name),

@@ -64,6 +64,11 @@ class FamilySchema {
   virtual std::optional<std::vector<std::string>> metric_names(const CaseSpec& /*spec*/) const {
     return std::nullopt;
   }
+  // Those of them timed operation by operation (MetricSpec::per_operation): the only ones with
+  // percentiles a gate entry's "statistic" can name. Default: none.
+  virtual std::vector<std::string> per_operation_metric_names(const CaseSpec& /*spec*/) const {
+    return {};
+  }
 };
 
 // The families a scenario file may name.

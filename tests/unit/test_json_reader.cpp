@@ -14,11 +14,12 @@
 
 #include "compare/baseline.hpp"
 #include "compare/compare.hpp"
-#include "export/compare_report.hpp"
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
-#include "result/result.hpp"
 #include "core/text.hpp"
+#include "export/compare_report.hpp"
+#include "result/result.hpp"
+#include "temp_dir.hpp"
 
 namespace pathbench {
 namespace {
@@ -26,23 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "pathbench_json_reader.XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+// TempDir with this file's prefix.
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("pathbench_json_reader") {}
 };
 
 fs::path write(const fs::path& path, const std::string& text) {

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "temp_dir.hpp"
 
 namespace pathbench {
 namespace {
@@ -29,23 +30,9 @@ namespace fs = std::filesystem;
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "pathbench_request_stream.XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+// TempDir with this file's prefix.
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("pathbench_request_stream") {}
 };
 
 fs::path write(const fs::path& path, const std::string& text) {

@@ -9,6 +9,7 @@
 
 #include "core/errors.hpp"
 #include "result/result.hpp"
+#include "temp_dir.hpp"
 
 namespace pathbench {
 namespace {
@@ -17,23 +18,9 @@ namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
 // A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "pathbench_result_test.XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+// TempDir with this file's prefix.
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("pathbench_result_test") {}
 };
 
 MetricResult metric(std::string name, std::string unit, Better better, std::vector<double> x) {

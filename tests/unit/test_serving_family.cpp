@@ -10,6 +10,9 @@
 #include "bench/serving.hpp"
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
+#include "scenario/scenario_file.hpp"
+#include "temp_dir.hpp"
+#include "test_machines.hpp"
 
 namespace pathbench {
 namespace {
@@ -101,21 +104,63 @@ TEST(ServingFamily, MemoryNeedsCoverBuffersPoolAndBulk) {
   EXPECT_GE(n.device_bytes, (std::uint64_t{64} << 20) + (std::uint64_t{1} << 20));
 }
 
+FamilyRegistry serving_registry() {
+  FamilyRegistry r;
+  r.add(make_serving_family());
+  return r;
+}
+
+// Parses, expands and validates a one-scenario file as `pathbench run` does.
+void load_and_validate(const std::string& gate) {
+  const FamilyRegistry families = serving_registry();
+  const std::string text =
+      R"({"schema": "pathbench.scenario/v1", "scenarios": [{"name": "s", "family": "serving",
+          "gate": )" +
+      gate + R"(, "axes": {"strategy": ["pinned_pool"], "request_bytes": [65536]}}]})";
+  const auto file = parse_scenario_file("g.json", text, families, {0});
+  for (const auto& sc : file.scenarios) {
+    validate_cases(sc, expand(sc), *families.find("serving"), testing::h200_machine(), 0);
+  }
+}
+
+TEST(ServingFamily, APercentileGateNeedsAPerOperationMetric) {
+  EXPECT_NO_THROW(load_and_validate(R"({"metrics": {"h2d_latency": {"statistic": "p99"}}})"));
+  EXPECT_NO_THROW(load_and_validate(R"({"metrics": {"throughput": {"statistic": "median"}}})"));
+  try {
+    load_and_validate(R"({"metrics": {"throughput": {"statistic": "p99", "threshold_pct": 5}}})");
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "g.json: /scenarios/0/gate/metrics/throughput/statistic: \"p99\" of metric "
+              "\"throughput\": only a metric timed operation by operation has percentiles (here: "
+              "h2d_latency, request_latency); gate its median instead");
+  }
+}
+
+TEST(ServingFamily, TheShippedScenarioFileValidates) {
+  const FamilyRegistry families = serving_registry();
+  const auto file = load_scenario_file(
+      std::string(PATHBENCH_SOURCE_DIR) + "/scenarios/serving.json", families, {0});
+  std::size_t cases = 0;
+  for (const auto& sc : file.scenarios) {
+    const auto expanded = expand(sc);
+    EXPECT_NO_THROW(
+        validate_cases(sc, expanded, *families.find("serving"), testing::h200_machine(), 0))
+        << sc.name;
+    cases += expanded.size();
+  }
+  EXPECT_EQ(cases, 28u);
+}
+
 class ServingTrace : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ =
-        fs::temp_directory_path() /
-        ("pathbench-serving-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-         "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_ / "traces");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { fs::create_directories(dir_ / "traces"); }
   std::string scenario() const { return (dir_ / "s.json").string(); }
   void write(const std::string& name, const std::string& text) const {
     std::ofstream(dir_ / "traces" / name) << text;
   }
-  fs::path dir_;
+  testing::TempDir tmp_{"pathbench_serving"};
+  const fs::path dir_ = tmp_.path();
 };
 
 TEST_F(ServingTrace, ATraceRelativeToTheScenarioFileGivesTheRequests) {
