@@ -13,6 +13,7 @@
 #include "measure/latched_clock.hpp"
 #include "measure/pattern.hpp"
 #include "measure/placed_host_memory.hpp"
+#include "measure/timeline_checks.hpp"
 #include "placement/thread_placement.hpp"
 #include "timeline/cupti_timeline.hpp"
 
@@ -52,15 +53,13 @@ class OverlapBench final : public CaseBench {
   }
 
   void warm_up(double) override {
+    // Overlap can only be proven on a timeline: without CUPTI the case cannot claim anything.
+    require_cupti_timeline("the overlap family");
     {
-      // Overlap can only be proven on a timeline: without CUPTI the case cannot claim anything.
-      TimelineCapture probe(TimelineCapture::Options{});
-      if (!probe.active()) {
-        throw SkipCase("the overlap family needs a CUPTI timeline: " + probe.unavailable_reason());
-      }
+      TimelineCapture warm(TimelineCapture::Options{});
       prime();
       run_iterations();
-      probe.collect();
+      warm.collect();
     }
     // The ideal iteration is max(copy alone, kernel alone), each timed alone on an idle GPU.
     load_kernel(compute_for);  // before the first latched block (see kernel_loading.hpp)
@@ -112,11 +111,7 @@ class OverlapBench final : public CaseBench {
   std::vector<Check> timeline_checks(const Timeline& timeline,
                                      const TimelineAnalysis& analysis) const override {
     std::vector<Check> out;
-    out.push_back({"timeline_complete", analysis.complete,
-                   analysis.complete ? "CUPTI dropped no records"
-                                     : "CUPTI dropped " + std::to_string(timeline.dropped_records) +
-                                           " records: the timeline is incomplete",
-                   timeline.dropped_records});
+    out.push_back(timeline_complete_check(timeline));
     const bool pageable = r_.variant == OverlapVariant::kPageableSeparateStream;
     const std::string wanted = pageable ? "pageable" : "pinned";
     std::size_t matching = 0;

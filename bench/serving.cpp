@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "measure/gpu_bench.hpp"
 #include "scenario/typed_axis.hpp"
@@ -72,6 +75,14 @@ const IntegerAxis kPoolSlots{"pool_slots", 1, 4096,
                              "pinned slots of the pool (pooled strategies) or of the ring of "
                              "preallocated buffers (default 8)"};
 
+const EnumAxis<bool> kGpuTimeline{
+    "gpu_timeline",
+    {{"off", false}, {"on", true}},
+    "on: every repetition is captured by CUPTI; adds h2d_gpu_time (each request's input copy "
+    "on the GPU's clock) and step_gap (how long the GPU ran no step before each one) and writes "
+    "the timeline as a Chrome trace (default off: CUPTI's records cost the host time on every "
+    "CUDA call)"};
+
 constexpr std::uint64_t kDefaultBulk = std::uint64_t{64} << 20;
 constexpr std::uint64_t kDefaultChunk = std::uint64_t{256} << 10;
 
@@ -80,7 +91,23 @@ std::vector<AxisSchema> with_trace(std::vector<AxisSchema> axes) {
   return axes;
 }
 
-ServingRequest decode(const CaseSpec& spec) {
+// Each trace file read once per run: the core asks a case several questions (is it valid, what
+// memory, which metrics) and each decodes it.
+class TraceCache {
+ public:
+  std::vector<Request> get(const std::filesystem::path& path) {
+    std::lock_guard lock(mutex_);
+    auto it = traces_.find(path.string());
+    if (it == traces_.end()) it = traces_.emplace(path.string(), read_request_trace(path)).first;
+    return it->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::vector<Request>> traces_;
+};
+
+ServingRequest decode(const CaseSpec& spec, TraceCache& traces) {
   ServingRequest r;
   r.strategy = kStrategy.decode(spec);
   r.arrival = kArrival.decode_or(spec, ServingArrival::kBackToBack);
@@ -97,11 +124,12 @@ ServingRequest decode(const CaseSpec& spec) {
   r.bulk_chunk_bytes = static_cast<std::uint64_t>(kBulkChunk.decode_or(spec, r.bulk_bytes));
   r.chunk_bytes = static_cast<std::uint64_t>(kChunkBytes.decode_or(spec, kDefaultChunk));
   r.pool_slots = static_cast<int>(kPoolSlots.decode_or(spec, 8));
+  r.gpu_timeline = kGpuTimeline.decode_or(spec, false);
   if (r.arrival == ServingArrival::kTrace && spec.has("trace")) {
     // Read at validation already: a bad line is exit 3 naming the trace file and the line.
     std::filesystem::path path = spec.str("trace");
     if (path.is_relative()) path = std::filesystem::path(spec.file).parent_path() / path;
-    r.trace = read_request_trace(path);
+    r.trace = traces.get(path);
     r.requests = static_cast<int>(r.trace.size());
     r.request_bytes = 8;
     r.response_bytes = 0;
@@ -125,7 +153,8 @@ class ServingFamily final : public DeclaredFamily {
              "distributions, and head-of-line blocking behind a bulk transfer",
              with_trace(axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes, kKernelUs,
                                      kRequests, kRate, kBurstSize, kSubmitters, kPriority,
-                                     kBackground, kBulkBytes, kBulkChunk, kChunkBytes, kPoolSlots)),
+                                     kBackground, kBulkBytes, kBulkChunk, kChunkBytes, kPoolSlots,
+                                     kGpuTimeline)),
              {"strategy"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
@@ -145,7 +174,7 @@ class ServingFamily final : public DeclaredFamily {
     } else if (!kRequestBytes.present(spec)) {
       return std::string("request_bytes is required (except with arrival trace)");
     }
-    const ServingRequest r = decode(spec);
+    const ServingRequest r = decode(spec, traces_);
     const bool timed_arrivals = r.arrival != ServingArrival::kBackToBack;
     if (timed_arrivals && !traced && !kRate.present(spec)) {
       return "arrival \"" + spec.str("arrival") + "\" needs rate_per_s";
@@ -188,7 +217,7 @@ class ServingFamily final : public DeclaredFamily {
   }
 
   MemoryNeeds memory_needs(const CaseSpec& spec) const override {
-    const ServingRequest r = decode(spec);
+    const ServingRequest r = decode(spec, traces_);
     const std::uint64_t per_submitter = r.request_bytes + r.response_bytes;
     const std::uint64_t slot = r.strategy == ServingStrategy::kPinnedPoolChunked
                                    ? std::min(r.chunk_bytes, r.request_bytes)
@@ -202,35 +231,42 @@ class ServingFamily final : public DeclaredFamily {
     return std::move(Requirements().gpu());
   }
   std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override {
-    return metric_names_of(serving_metrics(decode(spec).pooled()));
+    return metric_names_of(serving_metrics(decode(spec, traces_)));
   }
   std::vector<std::string> per_operation_metric_names(const CaseSpec& spec) const override {
     std::vector<std::string> names;
-    for (const auto& m : serving_metrics(decode(spec).pooled())) {
+    for (const auto& m : serving_metrics(decode(spec, traces_))) {
       if (m.per_operation) names.push_back(m.name);
     }
     return names;
   }
   std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
                                      int device) const override {
-    PATHBENCH_GPU_BENCH(make_serving_bench(decode(spec), machine, device));
+    PATHBENCH_GPU_BENCH(make_serving_bench(decode(spec, traces_), machine, device));
   }
+
+ private:
+  mutable TraceCache traces_;
 };
 
 }  // namespace
 
-std::vector<MetricSpec> serving_metrics(bool pooled) {
+std::vector<MetricSpec> serving_metrics(const ServingRequest& r) {
   std::vector<MetricSpec> m = {
       {"h2d_latency", "s", Better::kLower, true},
       {"request_latency", "s", Better::kLower, true},
       {"throughput", "requests/s", Better::kHigher},
       {"copies_issued", "copies", Better::kLower},
   };
-  if (pooled) {
+  if (r.pooled()) {
     m.push_back({"pool_high_water", "B", Better::kLower});
     m.push_back({"pool_waits", "acquisitions", Better::kLower});
     m.push_back({"pool_wait_time", "s", Better::kLower});
     m.push_back({"pageable_fallbacks", "copies", Better::kLower});
+  }
+  if (r.gpu_timeline) {
+    m.push_back({"h2d_gpu_time", "s", Better::kLower, true});
+    m.push_back({"step_gap", "s", Better::kLower, true});
   }
   return m;
 }

@@ -15,14 +15,19 @@
 
 #include "bench/serving.hpp"
 #include "core/errors.hpp"
+#include "core/text.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/global_timer.cuh"
 #include "cuda/kernel_loading.hpp"
 #include "measure/pattern.hpp"
 #include "measure/pinned_staging_pool.hpp"
 #include "measure/placed_host_memory.hpp"
+#include "measure/sample_builder.hpp"
+#include "measure/timeline_checks.hpp"
 #include "placement/thread_placement.hpp"
 #include "scenario/request_stream.hpp"
+#include "timeline/cupti_timeline.hpp"
+#include "timeline/step_times.hpp"
 
 namespace pathbench {
 
@@ -192,22 +197,40 @@ class ServingBench final : public CaseBench {
   }
 
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
-  std::vector<MetricSpec> metrics() const override { return serving_metrics(r_.pooled()); }
+  std::vector<MetricSpec> metrics() const override { return serving_metrics(r_); }
   std::string timing_detail() const override {
-    return "each request timed by the host steady clock from its arrival (back_to_back: its "
-           "issue) to the completion of its H2D copy and of the whole request, seen by waiting on "
-           "the request's CUDA events: back_to_back in the submitting thread itself, as a "
-           "blocking caller; with timed arrivals in a completion thread per submitter";
+    std::string detail =
+        "each request timed by the host steady clock from its arrival (back_to_back: its "
+        "issue) to the completion of its H2D copy and of the whole request, seen by waiting on "
+        "the request's CUDA events: back_to_back in the submitting thread itself, as a "
+        "blocking caller; with timed arrivals in a completion thread per submitter";
+    if (r_.gpu_timeline) {
+      detail +=
+          "; h2d_gpu_time and step_gap from the GPU timestamps of CUPTI activity records of "
+          "every repetition (a request's copies are those on its stream before its step)";
+    }
+    return detail;
   }
 
   void warm_up(double) override {
+    if (r_.gpu_timeline) require_cupti_timeline("a serving case with gpu_timeline on");
     load_kernel(decode_step);
-    replay(0);  // untimed: first-touch of every buffer and slot, lazy driver state
+    {
+      // Untimed: first-touch of every buffer and slot, lazy driver state, and with the timeline
+      // on, CUPTI's own first-use costs (on the H200 the first captured repetitions of a Poisson
+      // case stalled its submitters for milliseconds; docs/measurements.md).
+      std::optional<TimelineCapture> capture;
+      if (r_.gpu_timeline) capture.emplace(TimelineCapture::Options{});
+      replay(0);
+      if (capture) capture->collect();
+    }
     verify();
   }
 
   Sample measure() override {
     ++repetition_;
+    std::optional<TimelineCapture> capture;
+    if (r_.gpu_timeline) capture.emplace(TimelineCapture::Options{});
     const double seconds = replay(repetition_);
     std::vector<double> h2d(r_.requests), request(r_.requests);
     double first = arrival_[0], last = 0;
@@ -217,16 +240,24 @@ class ServingBench final : public CaseBench {
       first = std::min(first, arrival_[q]);
       last = std::max(last, done_at_[q]);
     }
-    Sample s{seconds,
-             {0, 0, r_.requests / (last - first), static_cast<double>(copies_.load())},
-             {std::move(h2d), std::move(request)}};
+    SampleBuilder sample(metrics());
+    sample.operations("h2d_latency", std::move(h2d))
+        .operations("request_latency", std::move(request))
+        .value("throughput", r_.requests / (last - first))
+        .value("copies_issued", static_cast<double>(copies_.load()));
     if (r_.pooled()) {
-      s.values.push_back(static_cast<double>(pool_stats_.high_water_bytes_in_use));
-      s.values.push_back(static_cast<double>(pool_stats_.waits));
-      s.values.push_back(pool_stats_.wait_seconds);
-      s.values.push_back(static_cast<double>(pool_stats_.fallbacks));
+      sample.value("pool_high_water", static_cast<double>(pool_stats_.high_water_bytes_in_use))
+          .value("pool_waits", static_cast<double>(pool_stats_.waits))
+          .value("pool_wait_time", pool_stats_.wait_seconds)
+          .value("pageable_fallbacks", static_cast<double>(pool_stats_.fallbacks));
     }
-    return s;
+    if (capture) {
+      timeline_ = capture->collect();
+      StepTimes gpu = gpu_step_times();
+      sample.operations("h2d_gpu_time", std::move(gpu.input_copy_seconds))
+          .operations("step_gap", std::move(gpu.gap_seconds));
+    }
+    return sample.build(seconds);
   }
 
   void verify() override {
@@ -253,6 +284,15 @@ class ServingBench final : public CaseBench {
                    verified_ > 0 ? "every request's data matched on the GPU, in every sample"
                                  : "no sample was verified",
                    verified_});
+    if (r_.gpu_timeline) {
+      all.push_back(timeline_complete_check(timeline_));
+      all.push_back({"timeline_steps", timeline_repetitions_ > 0,
+                     timeline_repetitions_ > 0
+                         ? "every request's step and input copy were on the timeline of every "
+                           "repetition"
+                         : "no repetition's timeline was read",
+                     timeline_repetitions_});
+    }
     if (r_.pooled()) {
       all.push_back({"pool_bound", max_high_water_ <= pool_stats_.max_pinned_bytes,
                      "pinned bytes in use never above the pool's bound of " +
@@ -261,6 +301,10 @@ class ServingBench final : public CaseBench {
                      max_high_water_});
     }
     return all;
+  }
+
+  const Timeline* captured_timeline() const override {
+    return r_.gpu_timeline ? &timeline_ : nullptr;
   }
 
   std::uint64_t operations_per_sample() const override {
@@ -273,6 +317,34 @@ class ServingBench final : public CaseBench {
   }
 
  private:
+  // The GPU's own view of the repetition just captured: each request's input copy and the gaps
+  // between steps. A timeline that does not show every request cannot time them.
+  StepTimes gpu_step_times() {
+    if (!timeline_.unavailable_reason.empty()) {
+      throw CaseFailure("the repetition's timeline is missing: " + timeline_.unavailable_reason);
+    }
+    if (timeline_.dropped_records > 0) {
+      throw CaseFailure(concat("CUPTI dropped ", std::to_string(timeline_.dropped_records),
+                               " records of the repetition: its GPU times are incomplete"));
+    }
+    StepTimes gpu = step_times(timeline_);
+    std::size_t with_input = 0;
+    for (int q = 0; q < r_.requests; ++q) with_input += r_.h2d_bytes(q) > 0 ? 1 : 0;
+    if (gpu.steps != static_cast<std::size_t>(r_.requests) ||
+        gpu.input_copy_seconds.size() != with_input) {
+      throw CaseFailure(concat("the timeline shows ", std::to_string(gpu.steps), " steps and ",
+                               std::to_string(gpu.input_copy_seconds.size()),
+                               " requests' input copies for ", std::to_string(r_.requests),
+                               " requests (", std::to_string(with_input), " with input)"));
+    }
+    if (gpu.input_copy_seconds.empty() || gpu.gap_seconds.empty()) {
+      throw CaseFailure(
+          "h2d_gpu_time and step_gap need at least two requests, one of them with input");
+    }
+    ++timeline_repetitions_;
+    return gpu;
+  }
+
   PlacedHostMemory pageable(std::uint64_t bytes) const {
     return PlacedHostMemory(
         {HostMemoryKind::kPageable, std::max<std::uint64_t>(bytes, 8), PageType::k4K, node_});
@@ -615,6 +687,8 @@ class ServingBench final : public CaseBench {
   std::size_t max_high_water_ = 0;
   std::uint64_t repetition_ = 0;
   std::uint64_t verified_ = 0;
+  std::uint64_t timeline_repetitions_ = 0;
+  Timeline timeline_;  // the last repetition's, with gpu_timeline on
   std::vector<Check> placement_;
   std::vector<Check> thread_checks_;
 };

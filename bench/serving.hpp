@@ -41,6 +41,9 @@ struct ServingRequest {
   std::uint64_t bulk_chunk_bytes = 0;  // the bulk transfer is issued as copies of this size
   std::uint64_t chunk_bytes = 0;       // pinned_pool_chunked: slot size
   int pool_slots = 8;
+  // Every repetition captured by CUPTI: the GPU's own timestamps of each request's input copy
+  // and of the gaps between steps, and the timeline written as a Chrome trace.
+  bool gpu_timeline = false;
   // arrival trace: the requests as the trace file gives them (request_bytes, response_bytes are
   // then the largest of them, kernel_ns 0 and requests their number).
   std::vector<Request> trace;
@@ -59,7 +62,9 @@ struct ServingRequest {
   }
 };
 
-std::vector<MetricSpec> serving_metrics(bool pooled);
+// h2d_latency, request_latency (per request), throughput, copies_issued; pooled strategies add
+// the pool's four; gpu_timeline adds h2d_gpu_time and step_gap (per request, from CUPTI).
+std::vector<MetricSpec> serving_metrics(const ServingRequest& r);
 
 std::unique_ptr<Family> make_serving_family();
 std::unique_ptr<CaseBench> make_serving_bench(const ServingRequest& r, const Machine& machine,

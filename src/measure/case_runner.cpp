@@ -10,6 +10,7 @@
 #include "core/stop_signals.hpp"
 #include "measure/benchmark_adapter.hpp"
 #include "measure/nvtx.hpp"
+#include "measure/timeline_checks.hpp"
 #include "timeline/cupti_timeline.hpp"
 
 namespace pathbench {
@@ -86,12 +87,7 @@ void CaseRunner::record_timeline(CaseBench& bench, CaseResult& result) {
     bench.verify();
     const TimelineAnalysis analysis = analyze_timeline(timeline);
     for (auto& c : bench.timeline_checks(timeline, analysis)) result.checks.push_back(std::move(c));
-    result.checks.push_back(Check{"timeline_complete", analysis.complete,
-                                  analysis.complete ? "CUPTI dropped no records"
-                                                    : "CUPTI dropped " +
-                                                          std::to_string(timeline.dropped_records) +
-                                                          " records: the timeline is incomplete",
-                                  timeline.dropped_records});
+    result.checks.push_back(timeline_complete_check(timeline));
     result.timeline_file = write_trace(*settings_.timeline_dir, result.id, timeline);
   } catch (const std::exception& e) {
     result.checks.push_back(Check{"timeline", false, e.what(), nullptr});

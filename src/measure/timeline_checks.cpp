@@ -1,6 +1,27 @@
 #include "measure/timeline_checks.hpp"
 
+#include "core/errors.hpp"
+#include "core/text.hpp"
+#include "timeline/cupti_timeline.hpp"
+
 namespace pathbench {
+
+Check timeline_complete_check(const Timeline& timeline) {
+  const bool complete = timeline.dropped_records == 0;
+  return {"timeline_complete", complete,
+          complete ? std::string("CUPTI dropped no records")
+                   : concat("CUPTI dropped ", std::to_string(timeline.dropped_records),
+                            " records: the timeline is incomplete"),
+          timeline.dropped_records};
+}
+
+void require_cupti_timeline(std::string_view who) {
+  TimelineCapture probe(TimelineCapture::Options{});
+  if (!probe.active()) {
+    throw SkipCase(concat(who, " needs a CUPTI timeline: ", probe.unavailable_reason()));
+  }
+  probe.collect();
+}
 
 std::vector<Check> timeline_copy_checks(const TimelineAnalysis& a,
                                         const TimelineCopyExpectation& expected) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "result/vocabulary.hpp"
@@ -19,6 +20,14 @@ struct TimelineCopyExpectation {
   bool at_least = false;  // the driver may split a copy into several records (pageable staging)
   std::string issued = "copies issued in one sample";  // how `copies` came about, in words
 };
+
+// "timeline_complete": CUPTI dropped no record of the timeline.
+Check timeline_complete_check(const Timeline& timeline);
+
+// For a case whose metrics come from a CUPTI timeline: throws SkipCase, saying why, when CUPTI
+// cannot capture one here (no GPU, another profiler attached, no permission). `who` names the
+// case's kind: "the overlap family", "a serving case with gpu_timeline on".
+void require_cupti_timeline(std::string_view who);
 
 // "timeline_memory_kind" (with a host_kind) and "timeline_copies".
 std::vector<Check> timeline_copy_checks(const TimelineAnalysis& a,

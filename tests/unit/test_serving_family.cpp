@@ -83,14 +83,36 @@ TEST(ServingFamily, RefusesAxesThatDoNotApply) {
             "requests must be a multiple of burst_size");
 }
 
-TEST(ServingFamily, PooledStrategiesAddThePoolMetrics) {
-  const auto names = [](bool pooled) { return metric_names_of(serving_metrics(pooled)); };
-  EXPECT_EQ(names(false), (std::vector<std::string>{"h2d_latency", "request_latency", "throughput",
-                                                    "copies_issued"}));
-  EXPECT_EQ(names(true).size(), 8u);
-  for (const auto& m : serving_metrics(true)) {
-    EXPECT_EQ(m.per_operation, m.name == "h2d_latency" || m.name == "request_latency") << m.name;
+TEST(ServingFamily, PooledStrategiesAddThePoolMetricsAndTheGpuTimelineItsTwo) {
+  const auto names = [](bool pooled, bool gpu_timeline) {
+    ServingRequest r;
+    r.strategy = pooled ? ServingStrategy::kPinnedPool : ServingStrategy::kPageable;
+    r.gpu_timeline = gpu_timeline;
+    return metric_names_of(serving_metrics(r));
+  };
+  EXPECT_EQ(names(false, false), (std::vector<std::string>{"h2d_latency", "request_latency",
+                                                           "throughput", "copies_issued"}));
+  EXPECT_EQ(names(true, false).size(), 8u);
+  EXPECT_EQ(names(false, true),
+            (std::vector<std::string>{"h2d_latency", "request_latency", "throughput",
+                                      "copies_issued", "h2d_gpu_time", "step_gap"}));
+  ServingRequest all;
+  all.strategy = ServingStrategy::kPinnedPoolChunked;
+  all.gpu_timeline = true;
+  for (const auto& m : serving_metrics(all)) {
+    EXPECT_EQ(m.per_operation, m.name == "h2d_latency" || m.name == "request_latency" ||
+                                   m.name == "h2d_gpu_time" || m.name == "step_gap")
+        << m.name;
   }
+  const auto family = make_serving_family();
+  EXPECT_EQ(
+      family->per_operation_metric_names(
+          make_spec({{"strategy", "pageable"}, {"request_bytes", 65536}, {"gpu_timeline", "on"}})),
+      (std::vector<std::string>{"h2d_latency", "request_latency", "h2d_gpu_time", "step_gap"}));
+  EXPECT_EQ(error_of({{"strategy", "pageable"}, {"request_bytes", 65536}, {"gpu_timeline", "yes"}})
+                .value_or("")
+                .find("gpu_timeline"),
+            0u);
 }
 
 TEST(ServingFamily, MemoryNeedsCoverBuffersPoolAndBulk) {
@@ -149,7 +171,7 @@ TEST(ServingFamily, TheShippedScenarioFileValidates) {
         << sc.name;
     cases += expanded.size();
   }
-  EXPECT_EQ(cases, 28u);
+  EXPECT_EQ(cases, 31u);
 }
 
 class ServingTrace : public ::testing::Test {
@@ -173,6 +195,22 @@ TEST_F(ServingTrace, ATraceRelativeToTheScenarioFileGivesTheRequests) {
   EXPECT_FALSE(error_of(p, scenario()).has_value());
   const MemoryNeeds n = make_serving_family()->memory_needs(make_spec(p, scenario()));
   EXPECT_GE(n.device_bytes, 65536u + 100u);
+}
+
+TEST_F(ServingTrace, AFamilyReadsEachTraceFileOnce) {
+  write("once.jsonl",
+        "{\"time_s\": 0, \"h2d_bytes\": 4096, \"d2h_bytes\": 0, \"kernel_us\": 1}\n"
+        "{\"time_s\": 1, \"h2d_bytes\": 8192, \"d2h_bytes\": 0, \"kernel_us\": 1}\n");
+  const auto family = make_serving_family();
+  const CaseSpec spec = make_spec(
+      {{"strategy", "pageable"}, {"arrival", "trace"}, {"trace", "traces/once.jsonl"}}, scenario());
+  EXPECT_FALSE(family->case_error(spec).has_value());
+  // Gone from disk: the family's later questions about the case use what it read at validation.
+  fs::remove(dir_ / "traces" / "once.jsonl");
+  EXPECT_GE(family->memory_needs(spec).device_bytes, 8192u);
+  EXPECT_EQ(family->metric_names(spec)->size(), 4u);
+  // Another family object reads the file itself.
+  EXPECT_THROW(make_serving_family()->case_error(spec), InputError);
 }
 
 TEST_F(ServingTrace, ABadLineIsAnInputErrorNamingTheTraceAndTheLine) {
