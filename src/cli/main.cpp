@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/export_command.hpp"
+#include "cli/fleet_command.hpp"
 #include "cli/stress_command.hpp"
 #include "core/errors.hpp"
 #include "core/option_values.hpp"
@@ -48,9 +49,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("-f,--filter", run.filter,
                       "Only cases whose id matches this regular expression (RE2 syntax, search)");
   std::optional<std::string> repetitions_text;  // parsed strictly below (option_values.hpp)
-  run_cmd->add_option("-r,--repetitions", repetitions_text,
-                      "Samples per case, overriding the scenario files: an integer in [1, 100000], "
-                      "as a scenario's repetitions")
+  run_cmd
+      ->add_option("-r,--repetitions", repetitions_text,
+                   "Samples per case, overriding the scenario files: an integer in [1, 100000], "
+                   "as a scenario's repetitions")
       ->type_name("N");
   run_cmd->add_flag("-q,--quick", run.quick,
                     "At most 3 repetitions and 10 ms per sample: a smoke run, not a measurement");
@@ -130,6 +132,45 @@ int main(int argc, char** argv) {
   compare_cmd->add_flag("--across", compare.across,
                         "Compare different node types: a side-by-side ratio table, no verdicts");
   add_judge_options(compare_cmd, compare);
+
+  cli::FleetCliOptions fleet;
+  auto* fleet_cmd = app.add_subcommand(
+      "fleet",
+      "Compare many nodes' results: group them by node type and topology, give every gated "
+      "metric the group median, a robust spread (scaled MAD) and each node's robust z-score, and "
+      "flag outlier nodes with what their context says differently (exit 0 no outlier, 1 an "
+      "outlier, 2 no group of --min-nodes nodes to judge, 3 bad input)");
+  fleet_cmd
+      ->add_option("results", fleet.inputs,
+                   "Result files, or directories whose *.json results are read (other JSON "
+                   "there is passed over)")
+      ->required();
+  fleet_cmd
+      ->add_option("--z-limit", fleet.z_limit,
+                   "Robust z-score on the bad side beyond which a node may be an outlier; it "
+                   "also has to be worse than the median by more than the metric's gate "
+                   "threshold")
+      ->capture_default_str();
+  fleet_cmd
+      ->add_option("--alpha", fleet.alpha,
+                   "False-alarm probability per metric and group: the z limit applied is "
+                   "at least the prediction limit an ordinary node exceeds with probability "
+                   "alpha / nodes (small groups need a larger z)")
+      ->capture_default_str();
+  fleet_cmd
+      ->add_option("--threshold", fleet.threshold_pct,
+                   "Threshold in percent for metrics whose case has no gate block")
+      ->capture_default_str();
+  fleet_cmd
+      ->add_option("--min-nodes", fleet.min_nodes,
+                   "Smallest group that is judged; smaller groups are listed only")
+      ->capture_default_str();
+  fleet_cmd->add_option("--json", fleet.json_out, "Write pathbench.fleet/v1 JSON here");
+  fleet_cmd->add_option("--junit", fleet.junit_out,
+                        "Write JUnit XML here (a testsuite per group, a testcase per node)");
+  fleet_cmd->add_option("--html", fleet.html_out,
+                        "Write an HTML page here: nodes x metrics heatmap by robust z, outliers "
+                        "first, their findings and differences, the node-type table");
 
   cli::GateCliOptions gate;
   auto* gate_cmd = app.add_subcommand(
@@ -281,6 +322,7 @@ int main(int argc, char** argv) {
     if (*inventory_cmd) return cli::inventory_command(inventory);
     if (*compare_cmd) return cli::compare_command(compare);
     if (*gate_cmd) return cli::gate_command(gate);
+    if (*fleet_cmd) return cli::fleet_command(fleet);
     if (*promote_cmd) return cli::baseline_promote_command(baseline);
     if (*path_cmd) return cli::baseline_path_command(baseline);
     if (*export_cmd) return cli::export_command(export_result, export_prometheus);
@@ -294,7 +336,8 @@ int main(int argc, char** argv) {
                  printable_text(shortened_text(e.what())).c_str());
     return static_cast<int>(ExitCode::kIncomplete);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pathbench: error: %s\n", printable_text(shortened_text(e.what())).c_str());
+    std::fprintf(stderr, "pathbench: error: %s\n",
+                 printable_text(shortened_text(e.what())).c_str());
     return static_cast<int>(ExitCode::kFailure);
   }
   return static_cast<int>(ExitCode::kBadInput);

@@ -10,6 +10,20 @@
 
 namespace pathbench {
 
+std::vector<std::string> gated_metric_names(const std::string& headline,
+                                            const nlohmann::ordered_json& gate) {
+  std::vector<std::string> names;
+  if (!headline.empty()) names.push_back(headline);
+  if (gate.is_object()) {
+    if (const auto m = gate.find("metrics"); m != gate.end() && m->is_object()) {
+      for (const auto& [name, entry] : m->items()) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
+    }
+  }
+  return names;
+}
+
 const MetricResult* find_metric(const CaseResult& c, const std::string& name) {
   for (const auto& m : c.metrics) {
     if (m.name == name) return &m;
@@ -43,19 +57,10 @@ double threshold_for(const MetricGate& gate, double default_pct) {
   return gate.threshold_pct.value_or(default_pct);
 }
 
-// The headline metric is always gated; a gate block can add others by naming them.
 std::vector<std::string> gated_metrics(const BaselineCase& baseline, const CaseResult& result) {
-  std::vector<std::string> names;
-  if (!baseline.metrics.empty()) names.push_back(baseline.metrics.front().name);
-  const auto& gate = gate_of(baseline, result);
-  if (gate.is_object()) {
-    if (const auto m = gate.find("metrics"); m != gate.end()) {
-      for (const auto& [name, pct] : m->items()) {
-        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-      }
-    }
-  }
-  return names;
+  return gated_metric_names(
+      baseline.metrics.empty() ? std::string() : baseline.metrics.front().name,
+      gate_of(baseline, result));
 }
 
 Verdict verdict_of(RuleOutcome o) {

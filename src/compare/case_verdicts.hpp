@@ -15,6 +15,11 @@ namespace pathbench {
 
 const MetricResult* find_metric(const CaseResult& c, const std::string& name);
 
+// The metrics a gate judges: the headline metric (a case's first) always, then those the gate
+// block names, in its order.
+std::vector<std::string> gated_metric_names(const std::string& headline,
+                                            const nlohmann::ordered_json& gate);
+
 // What the gate judges of a result's metric for a gate entry's statistic: its samples for
 // "median", else the per-repetition values of that statistic of its distribution; nothing when
 // it has no distribution.

@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include "core/markup.hpp"
 #include "core/units.hpp"
 #include "export/compare_report.hpp"
 #include "export/compare_report_parts.hpp"
@@ -9,37 +10,6 @@
 namespace pathbench {
 
 namespace {
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even when escaped.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') {
-          out += '?';
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
-}
 
 std::string format_p(const std::optional<double>& p) {
   if (!p) return "n/a";
@@ -118,7 +88,7 @@ std::string junit_xml(const Comparison& c) {
                              "\" skipped=\"" + std::to_string(skipped) + "\"";
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"pathbench\" " + counts + ">\n";
-  out += "  <testsuite name=\"pathbench compare " + xml_escape(c.result.node_type) + "\" " +
+  out += "  <testsuite name=\"pathbench compare " + markup_escape(c.result.node_type) + "\" " +
          counts + ">\n";
   // What changed comes first: the properties a CI page shows before the test cases.
   out += "    <properties>\n";
@@ -127,22 +97,22 @@ std::string junit_xml(const Comparison& c) {
            "\"/>\n";
   }
   for (const auto& ch : c.changes) {
-    out += "      <property name=\"changed." + xml_escape(ch.field) + "\" value=\"" +
-           xml_escape(ch.text()) + "\"/>\n";
+    out += "      <property name=\"changed." + markup_escape(ch.field) + "\" value=\"" +
+           markup_escape(ch.text()) + "\"/>\n";
   }
   if (!c.result.incomplete.empty()) {
-    out += "      <property name=\"result.incomplete\" value=\"" + xml_escape(c.result.incomplete) +
-           "\"/>\n";
+    out += "      <property name=\"result.incomplete\" value=\"" +
+           markup_escape(c.result.incomplete) + "\"/>\n";
   }
   for (std::size_t i = 0; i < c.noise.size(); ++i) {
     out += "      <property name=\"noise." + std::to_string(i) + "\" value=\"" +
-           xml_escape(c.noise[i]) + "\"/>\n";
+           markup_escape(c.noise[i]) + "\"/>\n";
   }
   out += "    </properties>\n";
 
   for (const auto& k : c.cases) {
-    out += "    <testcase classname=\"pathbench." + xml_escape(k.family) + "\" name=\"" +
-           xml_escape(k.id) + "\">\n";
+    out += "    <testcase classname=\"pathbench." + markup_escape(k.family) + "\" name=\"" +
+           markup_escape(k.id) + "\">\n";
     std::string text, headline;
     for (const auto& m : k.metrics) {
       text += describe_metric(m) + "\n";
@@ -158,39 +128,39 @@ std::string junit_xml(const Comparison& c) {
       case Verdict::kRegression:
       case Verdict::kFailed:
         out += "      <failure type=\"" + std::string(to_string(k.verdict)) + "\" message=\"" +
-               xml_escape(headline + (k.reason.empty() ? "" : ": " + k.reason)) + "\">" +
-               xml_escape(text) + "</failure>\n";
+               markup_escape(headline + (k.reason.empty() ? "" : ": " + k.reason)) + "\">" +
+               markup_escape(text) + "</failure>\n";
         break;
       case Verdict::kMissing:
       case Verdict::kInsufficient:
-        out +=
-            "      <error type=\"" + std::string(to_string(k.verdict)) + "\" message=\"" +
-            xml_escape(k.verdict == Verdict::kMissing ? "case missing from the result" : k.reason) +
-            "\">" + xml_escape(text) + "</error>\n";
+        out += "      <error type=\"" + std::string(to_string(k.verdict)) + "\" message=\"" +
+               markup_escape(k.verdict == Verdict::kMissing ? "case missing from the result"
+                                                            : k.reason) +
+               "\">" + markup_escape(text) + "</error>\n";
         break;
       case Verdict::kSkipped:
-        out += "      <skipped message=\"" + xml_escape(k.reason) + "\"/>\n";
+        out += "      <skipped message=\"" + markup_escape(k.reason) + "\"/>\n";
         break;
       case Verdict::kUnstable:
         // Not gateable on this node type: visible as a skip, never a silent pass.
-        out += "      <skipped message=\"" + xml_escape("not gateable: " + k.reason) + "\"/>\n";
+        out += "      <skipped message=\"" + markup_escape("not gateable: " + k.reason) + "\"/>\n";
         break;
       default:
         if (!text.empty()) {
-          out += "      <system-out>" + xml_escape(headline + "\n" + text) + "</system-out>\n";
+          out += "      <system-out>" + markup_escape(headline + "\n" + text) + "</system-out>\n";
         }
     }
     out += "    </testcase>\n";
   }
   for (const auto& f : c.floors) {
-    out += "    <testcase classname=\"pathbench.floors\" name=\"" + xml_escape(f.id) + "\">\n";
+    out += "    <testcase classname=\"pathbench.floors\" name=\"" + markup_escape(f.id) + "\">\n";
     if (is_failure(f.verdict)) {
       out += "      <failure type=\"" + std::string(to_string(f.verdict)) + "\" message=\"" +
-             xml_escape(f.detail) + "\"/>\n";
+             markup_escape(f.detail) + "\"/>\n";
     } else if (f.verdict == FloorVerdict::kUnknownLink) {
-      out += "      <skipped message=\"" + xml_escape(f.detail) + "\"/>\n";
+      out += "      <skipped message=\"" + markup_escape(f.detail) + "\"/>\n";
     } else {
-      out += "      <system-out>" + xml_escape(f.detail) + "</system-out>\n";
+      out += "      <system-out>" + markup_escape(f.detail) + "</system-out>\n";
     }
     out += "    </testcase>\n";
   }
@@ -201,7 +171,7 @@ std::string junit_xml(const Comparison& c) {
         "    <testcase classname=\"pathbench.compare\" name=\"comparable\">\n"
         "      <error type=\"incomparable\" message=\"results are from different node types "
         "or topologies\">" +
-        xml_escape(text) + "</error>\n    </testcase>\n";
+        markup_escape(text) + "</error>\n    </testcase>\n";
   }
   if (noisy) {
     std::string text;
@@ -209,7 +179,7 @@ std::string junit_xml(const Comparison& c) {
     out +=
         "    <testcase classname=\"pathbench.compare\" name=\"quiet\">\n"
         "      <error type=\"noisy\" message=\"incomparable: taken under noise\">" +
-        xml_escape(text) + "</error>\n    </testcase>\n";
+        markup_escape(text) + "</error>\n    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";
   return out;
