@@ -7,7 +7,8 @@
 #   ci/slurm/submit.sh --nodes=8 --partition=gpu -- --quick --filter '^host_memory/'
 #
 # Options before `--` go to the sweep's sbatch (--nodes, --partition, --time, --nodelist, ...;
-# they override the defaults below); arguments after it to `pathbench run` on every node.
+# they override the defaults below; the fleet report runs in the sweep's partition); arguments
+# after it to `pathbench run` on every node.
 # Prints "sweep <job id>", "fleet <job id>" and "results <folder>" on stdout.
 # Environment:
 #   PATHBENCH_ROOT       the pathbench checkout, on a filesystem every node reads (default: the
@@ -80,7 +81,11 @@ if [[ -z "$results" ]]; then
   export PATHBENCH_RESULTS="$results"
 fi
 
-fleet_out="$(sbatch --parsable --export=ALL --dependency="afterany:$sweep" \
+# The report runs in the sweep's partition (whatever options chose it), one core for minutes.
+fleet_options=()
+partition="$(squeue -h -j "$sweep" -o %P 2>/dev/null || true)"
+if [[ -n "$partition" ]]; then fleet_options+=(--partition="$partition"); fi
+fleet_out="$(sbatch --parsable --export=ALL --dependency="afterany:$sweep" "${fleet_options[@]}" \
                --output="$results/fleet-%j.log" "$root/ci/slurm/fleet.sbatch")" || {
   echo "submit.sh: the sweep is job $sweep, but the fleet report could not be queued; run it by hand:" >&2
   echo "  PATHBENCH_RESULTS=$results sbatch --dependency=afterany:$sweep $root/ci/slurm/fleet.sbatch" >&2

@@ -8,8 +8,9 @@ Starts a private Slurm cluster on this host, as child processes in a temporary f
 pbnode1-3, each with this host's CPUs and memory from `slurmd -C`, on free unprivileged ports,
 proctrack/linuxproc, task/none, no cgroups, select/cons_tres, SlurmUser=root). Then, with
 host-side cases only (`--quick --filter ^host_memory/`, a few seconds a node):
-  - ci/slurm/submit.sh --nodes=3 with PATHBENCH_GRES=none (the cluster has no GPU GRES) must
-    queue an exclusive sweep and a fleet job that depends on it (afterany); the sweep must
+  - ci/slurm/submit.sh --nodes=3 --partition=pathbench (not the default partition) with
+    PATHBENCH_GRES=none (the cluster has no GPU GRES) must queue an exclusive sweep and a fleet
+    job in the same partition that depends on it (afterany); the sweep must
     write one pathbench.result/v1 per node (<node>.json, ok host_memory cases, at most 3 samples:
     the run arguments reached `pathbench run`) under results/<sweep job>/ of the submit dir, and
     the fleet job must run `pathbench fleet` there: fleet.txt, fleet.json (pathbench.fleet/v1),
@@ -22,7 +23,8 @@ host-side cases only (`--quick --filter ^host_memory/`, a few seconds a node):
 Stops exactly the daemons it started (SIGTERM, then SIGKILL after a timeout), also on failure;
 prints the daemons' log tails when a check fails. Exits 77 (CTest SKIP_RETURN_CODE) when Slurm
 cannot start here: munge/slurm binaries missing (Debian packages `slurm-wlm` and `munge`;
-scripts/setup.sh --test-deps installs them) or a daemon exits at start. Standard library only.
+scripts/setup.sh --test-deps installs them), not root, or a daemon exits at start. Standard
+library only.
 """
 from __future__ import annotations
 
@@ -176,7 +178,9 @@ class SlurmCluster:
             "SlurmdTimeout=60",
             *(f"NodeName={name} NodeAddr=127.0.0.1 Port={port} {node} State=UNKNOWN"
               for name, port in zip(NODES, node_ports)),
-            f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=30 State=UP",
+            # Not the default: the fleet job must follow the sweep into it.
+            "PartitionName=other Nodes=ALL Default=YES MaxTime=30 State=UP",
+            f"PartitionName={PARTITION} Nodes=ALL Default=NO MaxTime=30 State=UP",
         ]
         self.conf.write_text("\n".join(lines) + "\n")
 
@@ -354,7 +358,7 @@ class SlurmSweep(unittest.TestCase):
         cls.submit_dir = c.root / "submit"
         env = c.env(PATHBENCH_GRES="none", **binary_env())
         cls.submit = c.run(str(SOURCE / "ci" / "slurm" / "submit.sh"), f"--nodes={len(NODES)}",
-                           "--time=5", "--", *RUN_ARGS, cwd=cls.submit_dir, env=env)
+                           f"--partition={PARTITION}", "--time=5", "--", *RUN_ARGS, cwd=cls.submit_dir, env=env)
         print(f"\nsubmit.sh: exit {cls.submit.returncode}\n{cls.submit.stdout}{cls.submit.stderr}",
               file=sys.stderr)
         if cls.submit.returncode != 0:
@@ -433,6 +437,7 @@ class SlurmSweep(unittest.TestCase):
 
     def test_fleet_job_depended_on_the_sweep(self) -> None:
         self.assertEqual(self.fleet_pending["JobName"], "pathbench-fleet")
+        self.assertEqual(self.fleet_pending["Partition"], PARTITION, "the sweep's partition")
         self.assertIn(f"afterany:{self.ids['sweep']}", self.fleet_pending["Dependency"])
 
     def test_fleet_report(self) -> None:
@@ -532,6 +537,10 @@ def main() -> int:
     if missing:
         print(f"SKIPPED: no {', '.join(missing)} here: install the Debian packages slurm-wlm and "
               "munge (scripts/setup.sh --test-deps installs them)")
+        return EXIT_SKIP
+    if os.geteuid() != 0:
+        print("SKIPPED: not root: this private cluster runs slurmd and its jobs as root "
+              "(SlurmUser=root), as CI does")
         return EXIT_SKIP
     with tempfile.TemporaryDirectory(prefix="pathbench_slurm_") as tmp:
         root = Path(tmp)
