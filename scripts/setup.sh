@@ -51,13 +51,16 @@ if ((${#missing[@]})); then
   # so no system munged or slurmctld is left running; the tests start their own daemons, on
   # their own ports and sockets.
   policy=/usr/sbin/policy-rc.d
+  own_policy=0
   if [[ ! -e "$policy" ]]; then
+    own_policy=1
     trap '"${sudo_cmd[@]}" rm -f "$policy"' EXIT
     printf '#!/bin/sh\n# scripts/setup.sh: no service starts during its apt-get install\nexit 101\n' |
       "${sudo_cmd[@]}" tee "$policy" >/dev/null
     "${sudo_cmd[@]}" chmod 755 "$policy"
   fi
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ((own_policy)); then "${sudo_cmd[@]}" rm -f "$policy"; trap - EXIT; fi
 fi
 
 # The CUDA toolkit is not an apt package here: use it where it is installed.
