@@ -5,7 +5,8 @@
 #   sanitize     the ASan+UBSan host-only build with the fuzz harnesses (build/sanitize), with
 #                clang-14, else another clang, else gcc (then without the fuzz harnesses)
 #   --test-deps  also what the test suite drives: Chromium (report screenshots), promtool and
-#                node_exporter (Prometheus export), and a venv with tests/requirements.txt
+#                node_exporter (Prometheus export), slurm-wlm and munge (a private Slurm cluster
+#                for ci/slurm/), and a venv with tests/requirements.txt
 #   --target     build only that target (run.sh builds the binary alone, not the test suite)
 # With CI=true (as CI runs), every compiler warning is an error.
 set -euo pipefail
@@ -29,7 +30,7 @@ packages=(build-essential cmake ninja-build pkg-config git python3 python3-venv
           libbenchmark-dev libgtest-dev libnuma-dev libhwloc-dev nlohmann-json3-dev libcli11-dev
           libre2-dev)
 if ((test_deps)); then
-  packages+=(chromium prometheus prometheus-node-exporter)
+  packages+=(chromium prometheus prometheus-node-exporter slurm-wlm munge)
 fi
 
 missing=()
@@ -45,8 +46,21 @@ if ((${#missing[@]})); then
   fi
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq
-  # policy-rc.d-free containers may still try to start the packaged services; that is harmless.
+  # Packages such as munge, slurmd, slurmctld and prometheus start their services on install.
+  # Where no policy-rc.d forbids that (a bare container), a temporary one does for this install,
+  # so no system munged or slurmctld is left running; the tests start their own daemons, on
+  # their own ports and sockets.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=0
+  if [[ ! -e "$policy" ]]; then
+    own_policy=1
+    trap '"${sudo_cmd[@]}" rm -f "$policy"' EXIT
+    printf '#!/bin/sh\n# scripts/setup.sh: no service starts during its apt-get install\nexit 101\n' |
+      "${sudo_cmd[@]}" tee "$policy" >/dev/null
+    "${sudo_cmd[@]}" chmod 755 "$policy"
+  fi
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ((own_policy)); then "${sudo_cmd[@]}" rm -f "$policy"; trap - EXIT; fi
 fi
 
 # The CUDA toolkit is not an apt package here: use it where it is installed.
