@@ -448,11 +448,17 @@ class SlurmSweep(unittest.TestCase):
             self.fail_with_logs(f"fleet job {fleet['JobState']} exit {fleet['ExitCode']}")
         report = read_json(self, self.results / "fleet.json")
         self.assertEqual(report.get("schema"), FLEET_SCHEMA)
+        # The job's exit is the report's verdict: the nodes' load decides which, not the test.
+        self.assertTrue(report["judged"], "three nodes of one type are judged")
+        self.assertEqual(exit_code(fleet), 1 if report["outliers"] > 0 else 0)
+        nodes = [n["label"] for g in report["groups"] for n in g["nodes"]]
+        self.assertEqual(sorted(nodes), sorted(NODES))
         table = (self.results / "fleet.txt").read_text()
         self.assertNotEqual(table.strip(), "", "fleet.txt holds the table")
         for node in NODES:
             self.assertIn(node, table, "the table names every node")
-        ElementTree.parse(self.results / "fleet-junit.xml")  # well-formed JUnit XML
+        junit = ElementTree.parse(self.results / "fleet-junit.xml").getroot()
+        self.assertEqual(len(junit.findall(".//testcase")), len(NODES), "a testcase per node")
         self.assertIn("<html", (self.results / "fleet.html").read_text().lower())
         print(f"test_slurm: fleet job exit {fleet['ExitCode']}:\n{table}", file=sys.stderr)
 
