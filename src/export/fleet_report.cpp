@@ -247,9 +247,8 @@ std::string fleet_html(const FleetReport& report) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>pathbench fleet</title><style>"
       "body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;font-size:12px}"
-      "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}"
-      "th.metric{writing-mode:vertical-rl;transform:rotate(180deg);text-align:left;"
-      "max-height:22em;white-space:nowrap}td.node{text-align:left;white-space:nowrap}"
+      "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}"
+      "td.node{text-align:left}ol.key{font-size:12px}"
       "td.out{font-weight:bold;color:#a00}.legend span{padding:2px 8px;margin-right:4px}"
       "ul{margin-top:0.2em}</style></head><body>\n<h1>pathbench fleet</h1>\n";
   out += concat(
@@ -271,10 +270,11 @@ std::string fleet_html(const FleetReport& report) {
   for (const auto& g : report.groups) {
     out += concat("<h2>", markup_escape(group_title(g)), "</h2>\n");
     if (!g.judged) out += concat("<p>Not judged: ", markup_escape(g.reason), "</p>\n");
+    // Columns are numbered (case ids are long); the key below the table names them.
     out += "<table><tr><th>node</th><th>verdict</th>";
-    for (const auto& m : g.metrics) {
-      out += concat("<th class=\"metric\" title=\"", markup_escape(m.label()), "\">",
-                    markup_escape(m.label()), "</th>");
+    for (std::size_t k = 0; k < g.metrics.size(); ++k) {
+      out += concat("<th title=\"", markup_escape(g.metrics[k].label()), "\">",
+                    std::to_string(k + 1), "</th>");
     }
     out += "</tr>\n";
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -296,7 +296,12 @@ std::string fleet_html(const FleetReport& report) {
       }
       out += "</tr>\n";
     }
-    out += "</table>\n";
+    out += "</table>\n<details><summary>columns</summary><ol class=\"key\">";
+    for (const auto& m : g.metrics) {
+      out += concat("<li>", markup_escape(m.label()), " (threshold ", fixed(m.threshold_pct, 1),
+                    " %, median ", markup_escape(format_value(m.median, m.unit)), ")</li>");
+    }
+    out += "</ol></details>\n";
     for (const auto& n : g.nodes) {
       if (n.findings.empty() && n.failed_cases.empty() && n.differences.empty() &&
           n.notes.empty()) {
