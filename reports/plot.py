@@ -1880,6 +1880,8 @@ def _result_series(results: Sequence[LoadedResult]) -> tuple[dict[int, str], dic
     """Series names ("[2] b.json (host)") and colours for plots whose bars are told apart by result."""
     names = result_names(results)
     series = {r.index: (f"[{r.index + 1}] {names[r.index]}" if len(results) > 1 else names[r.index]) for r in results}
+    if len(results) == 1:
+        return series, {s: "#4c78a8" for s in series.values()}
     return series, {s: result_color(i) for i, s in series.items()}
 
 
@@ -1924,6 +1926,14 @@ def _ideal_seconds(case: dict[str, Any]) -> float | None:
     return ideals[n // 2] if n % 2 else (ideals[n // 2 - 1] + ideals[n // 2]) / 2
 
 
+def _contributing(results: Sequence[LoadedResult], drawn: Sequence[tuple[LoadedResult, dict[str, Any]]]) \
+        -> list[LoadedResult]:
+    """The results that have a case in the figure: titles, legends and "[n]" marks name only those
+    (a family's plot from five files of which one has that family is that file's plot)."""
+    indexes = {r.index for r, _ in drawn}
+    return [r for r in results if r.index in indexes]
+
+
 def plot_overlap(results: Sequence[LoadedResult]) -> PlotOutput:
     name = "overlap.png"
     title = "Overlap: time per iteration against the ideal, and the share of the copy under a kernel"
@@ -1931,6 +1941,7 @@ def plot_overlap(results: Sequence[LoadedResult]) -> PlotOutput:
     ok = [(r, c) for r, c in ok if _stats(c, "time_per_iteration") is not None]
     if not ok:
         return PlotOutput(name, title, None, f"no ok overlap cases{_why_not(other)}")
+    results = _contributing(results, ok)
     conditions = list(OrderedDict.fromkeys(_condition_text(_params(c), ("bytes", "kernel_us", "iterations"))
                                            for _, c in ok))
 
@@ -1991,7 +2002,7 @@ def plot_overlap(results: Sequence[LoadedResult]) -> PlotOutput:
         right.text(0.5, 0.5, "no overlap_fraction metric", transform=right.transAxes, ha="center", va="center")
     right.set_ylabel("overlap fraction (share of the copy time under a kernel)")
     right.set_title("overlap fraction, CUPTI timeline (higher is better)", fontsize=10)
-    if len(categories) > 2:
+    if len(categories) > 4:
         for ax in (left, right):
             for label in ax.get_xticklabels():
                 label.set_rotation(20)
@@ -2019,6 +2030,7 @@ def plot_small_copies(results: Sequence[LoadedResult]) -> PlotOutput:
     ok = [(r, c) for r, c in ok if _stats(c, "time_per_batch") is not None]
     if not ok:
         return PlotOutput(name, title, None, f"no ok small_copies cases{_why_not(other)}")
+    results = _contributing(results, ok)
     multi = len(results) > 1
     names = result_names(results)
 
@@ -2103,6 +2115,7 @@ def plot_unified_memory(results: Sequence[LoadedResult]) -> PlotOutput:
     ok = [(r, c) for r, c in ok if _stats(c, "time") is not None]
     if not ok:
         return PlotOutput(name, title, None, f"no ok unified_memory cases{_why_not(other)}")
+    results = _contributing(results, ok)
     sizes = {_params(c).get("bytes") for _, c in ok}
 
     def category(c: dict[str, Any]) -> str:
@@ -2125,8 +2138,8 @@ def plot_unified_memory(results: Sequence[LoadedResult]) -> PlotOutput:
     panels: list[tuple[str, str, dict[tuple[str, str], Value], bool]] = [
         ("time", "time per pass (ms, log), median; bars p10–p90", {}, True),
         ("time_per_mib", "time per MiB migrated (µs/MiB, log)", {}, True),
-        ("gpu_fault_groups", "GPU page-fault groups per sample (CUPTI), median; bars min–max", {}, False),
-        ("migrated", "bytes migrated per sample (MiB, CUPTI: H2D + D2H), median; bars min–max", {}, False),
+        ("gpu_fault_groups", "fault groups per sample (median; min–max)", {}, False),
+        ("migrated", "MiB migrated per sample (median; min–max)", {}, False),
     ]
     incomplete = 0
     for r, c in ok:
@@ -2168,8 +2181,9 @@ def plot_unified_memory(results: Sequence[LoadedResult]) -> PlotOutput:
             continue
         _series_bars(ax, categories, series, vals, colors, log=log, label_size=7)
         ax.set_ylabel(mpl_text(label), fontsize=8)
-        ax.set_title({"time": "time per pass", "time_per_mib": "time per MiB migrated (lower is better)",
-                      "gpu_fault_groups": "GPU page-fault groups", "migrated": "bytes migrated"}[metric], fontsize=10)
+        ax.set_title({"time": "time per pass (lower is better)", "time_per_mib": "time per MiB migrated (lower is better)",
+                      "gpu_fault_groups": "GPU page-fault groups (CUPTI um_counters)",
+                      "migrated": "bytes migrated, H2D + D2H (CUPTI um_counters)"}[metric], fontsize=10)
         for t in ax.get_xticklabels():
             t.set_fontsize(7.5)
     if len(series) > 1:
@@ -2201,6 +2215,7 @@ def plot_peer_bandwidth(results: Sequence[LoadedResult]) -> PlotOutput:
     ok = [(r, c) for r, c in ok if _pair(c) is not None and _stats(c, "bandwidth") is not None]
     if not ok:
         return PlotOutput(name, title, None, f"no ok peer bandwidth cases with a GPU pair{_why_not(other)}")
+    results = _contributing(results, ok)
     multi = len(results) > 1
     names = result_names(results)
     # Per (result, direction, method): the largest size measured (where a link reaches its rate).
@@ -2225,8 +2240,8 @@ def plot_peer_bandwidth(results: Sequence[LoadedResult]) -> PlotOutput:
     cols = min(4, len(keys))
     nrows = math.ceil(len(keys) / cols)
     n = len(gpus)
-    cell = max(0.55, min(1.1, 4.2 / n))
-    fig = _new_figure(cols * (n * cell + 1.4) + 1.2, nrows * (n * cell + 1.3) + 1.2)
+    cell = max(0.3, min(0.8, 2.6 / n))
+    fig = _new_figure(cols * (n * cell + 1.1) + 1.4, nrows * (n * cell + 1.1) + 1.2)
     axes = fig.subplots(nrows, cols, squeeze=False).flatten()
     vmax = max(v for p in panels.values() for v in p.values())
     norm = mcolors.LogNorm(vmin=max(vmax / 1000, min(v for p in panels.values() for v in p.values() if v > 0)),
@@ -2248,7 +2263,8 @@ def plot_peer_bandwidth(results: Sequence[LoadedResult]) -> PlotOutput:
                 else:
                     text = f"{v:.3g}"
                     color = "white" if norm is None or norm(v) < 0.6 else "black"
-                ax.text(j, i, text, ha="center", va="center", fontsize=7.5 if n <= 8 else 6, color=color)
+                ax.text(j, i, text, ha="center", va="center", fontsize=8 if n <= 6 else 6.5 if n <= 10 else 5,
+                        color=color)
         ax.set_xticks(range(n))
         ax.set_yticks(range(n))
         ax.set_xticklabels([f"GPU {g}" for g in gpus], fontsize=7.5)
@@ -2264,6 +2280,9 @@ def plot_peer_bandwidth(results: Sequence[LoadedResult]) -> PlotOutput:
     if image is not None:
         bar = fig.colorbar(image, ax=list(axes[:len(keys)]), shrink=0.8, pad=0.02)
         bar.set_label("bandwidth (GB/s, median, log colour scale)", fontsize=8.5)
+        bar.ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        bar.ax.yaxis.set_minor_formatter(NullFormatter())
     fig.suptitle(mpl_text(f"{title}\n{_title_suffix(results)}"), fontsize=11)
     link_text = "; ".join(f"{s}→{d} {links[(s, d)]}" for s, d in sorted(links) if links[(s, d)])
     footnote = ["each panel at the largest transfer size measured for that method; bi: both directions' bytes over "
@@ -2281,6 +2300,7 @@ def plot_peer_latency(results: Sequence[LoadedResult]) -> PlotOutput:
     ok = [(r, c) for r, c in ok if _bytes(c)]
     if not ok:
         return PlotOutput(name, title, None, f"no ok peer latency cases{_why_not(other)}")
+    results = _contributing(results, ok)
     multi = len(results) > 1
     metrics = (("time_per_copy", "time per copy inside a latched block"),
                ("round_trip_time", "round trip: issue to completion seen by the host"))
@@ -2337,16 +2357,20 @@ def plot_serving_percentiles(results: Sequence[LoadedResult]) -> PlotOutput:
     rows = [(r, c) for r, c in ok if any(distribution(c, m) is not None for m, _ in SERVING_LATENCY_METRICS)]
     if not rows:
         return PlotOutput(name, title, None, f"no ok serving cases with per-request distributions{_why_not(other)}")
+    results = _contributing(results, rows)
     multi = len(results) > 1
     rows.sort(key=lambda rc: (_condition_sort_key(_params(rc[1])), _strategy_sort_key(str(_params(rc[1]).get("strategy"))),
                               rc[0].index))
     hidden = rows[MAX_PERCENTILE_ROWS:]
     rows = rows[:MAX_PERCENTILE_ROWS]
-    fig = _new_figure(14, 1.6 + 0.3 * len(rows))
+    fig = _new_figure(16, 1.6 + 0.3 * len(rows))
     axes = fig.subplots(1, len(SERVING_LATENCY_METRICS), sharey=True, squeeze=False)[0]
-    labels = [mpl_text(f"{strategy_label(_params(c))} · {serving_condition_label(_params(c))}"
-                       + (f" [{r.index + 1}]" if multi else "")) for r, c in rows]
-    labels = [t if len(t) <= 90 else t[:89] + "…" for t in labels]
+    # What every row has in common goes into the title; a row says what tells it apart.
+    parts = [serving_condition_label(_params(c)).split(" · ") for _, c in rows]
+    common = [x for x in parts[0] if all(x in p for p in parts[1:])] if len(rows) > 1 else []
+    labels = [mpl_text(" · ".join([strategy_label(_params(c))] + [x for x in p if x not in common])
+                       + (f" [{r.index + 1}]" if multi else "")) for (r, c), p in zip(rows, parts)]
+    labels = [t if len(t) <= 140 else t[:139] + "…" for t in labels]
     lo, hi = math.inf, 0.0
     for ax, (metric, desc) in zip(axes, SERVING_LATENCY_METRICS):
         for i, (r, c) in enumerate(rows):
@@ -2370,13 +2394,14 @@ def plot_serving_percentiles(results: Sequence[LoadedResult]) -> PlotOutput:
             ax.set_xlim(lo / 1.6, hi * 1.6)
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     axes[0].set_yticks(range(len(rows)))
-    axes[0].set_yticklabels(labels, fontsize=7.5)
+    axes[0].set_yticklabels(labels, fontsize=7)
     axes[0].set_ylim(len(rows) - 0.5, -0.5)
     handles = [Line2D([0], [0], linestyle="none", marker=PERCENTILE_MARKERS[k], color=PERCENTILE_COLORS[k])
                for k in rf.DISTRIBUTION_STATISTICS]
     axes[-1].legend(handles, list(rf.DISTRIBUTION_STATISTICS), loc="upper left", bbox_to_anchor=(1.02, 1.0),
                     fontsize=8.5, title="statistic", title_fontsize=9)
-    fig.suptitle(mpl_text(f"{title}\n{_title_suffix(results)}"), fontsize=11)
+    fig.suptitle(mpl_text(f"{title}" + (f" ({' · '.join(common)})" if common else "")
+                          + f"\n{_title_suffix(results)}"), fontsize=11)
     footnote = ["exact p50, p90, p99, p99.9 and max over every request of every repetition"]
     if hidden:
         footnote.append(f"… and {len(hidden)} more cases not shown (the HTML table lists every case)")
