@@ -19,6 +19,7 @@ so are ok cases whose values are beyond ±1e100 (valid, but no axis can hold the
 not finish (`"complete": false`) says INCOMPLETE in every title and footnote.
 Inputs are read by the rules of the C++ reader (lib/pathbench_result_file.py). Outputs are written atomically;
 a directory, FIFO or device where a PNG should go is refused, never replaced.
+--describe FILE.json also writes what each figure holds (axes, titles, labels, legends; for tests).
 Prints the files written, one per line, on stdout. Exit codes: 0 done, 3 bad input or usage (the
 message names the file and the JSON pointer), 1 an unexpected error.
 
@@ -1900,8 +1901,8 @@ def _condition_text(params: dict[str, Any], keys: Sequence[str]) -> str:
 
 OVERLAP_VARIANT_ORDER = ["pinned_event_wait", "pinned_device_sync", "pinned_same_stream", "pageable_separate_stream"]
 OVERLAP_VARIANT_LABELS = {
-    "pinned_event_wait": "pinned\ncopy stream + event wait",
-    "pinned_device_sync": "pinned\ncopy stream + device sync",
+    "pinned_event_wait": "pinned\nevent wait",
+    "pinned_device_sync": "pinned\ndevice sync",
     "pinned_same_stream": "pinned\nsame stream",
     "pageable_separate_stream": "pageable\nseparate stream",
 }
@@ -2009,7 +2010,9 @@ def plot_overlap(results: Sequence[LoadedResult]) -> PlotOutput:
                 label.set_horizontalalignment("right")
     cond = conditions[0] if len(conditions) == 1 else f"{len(conditions)} conditions"
     fig.suptitle(mpl_text(f"{title}\n{cond} — {_title_suffix(results)}"), fontsize=11)
-    footnote = ["ideal per sample = time_per_iteration / ratio_to_ideal (the family's max(copy alone, kernel "
+    footnote = ["event wait / device sync: the copy on its own stream, the kernel waiting on an event / the host "
+                "synchronising the device; same stream: copy and kernel on one stream",
+                "ideal per sample = time_per_iteration / ratio_to_ideal (the family's max(copy alone, kernel "
                 "alone)); a ratio near 1 means the copy hides under the kernel"]
     entries: list[tuple[Any, str]] = []
     if len(results) > 1:
@@ -2486,6 +2489,11 @@ def plot_gantt(ref: TraceRef) -> PlotOutput:
     return PlotOutput(ref.png_name, title, timeline.draw(chart))
 
 
+# The family each plot draws (html.py leaves out the notes of plots whose family no result has).
+PLOT_FAMILIES = {"bandwidth_h2d.png": "copy", "bandwidth_d2h.png": "copy", "bandwidth_d2d.png": "copy",
+                 "latency.png": "copy", "pin_cost.png": "copy", "host_memory.png": "host_memory",
+                 "overlap.png": "overlap", "small_copies.png": "small_copies", "unified_memory.png": "unified_memory",
+                 "peer_bandwidth.png": "peer", "peer_latency.png": "peer"}
 FAMILY_PLOTS = ("overlap.png", "small_copies.png", "unified_memory.png", "peer_bandwidth.png", "peer_latency.png")
 
 
@@ -2494,6 +2502,7 @@ def _describe_axes(ax: Axes) -> dict[str, Any]:
     return {"title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
             "xscale": ax.get_xscale(), "yscale": ax.get_yscale(),
             "lines": len(ax.get_lines()), "patches": len(ax.patches), "images": len(ax.images),
+            "collections": len(ax.collections),
             "xticklabels": [t.get_text() for t in ax.get_xticklabels()],
             "yticklabels": [t.get_text() for t in ax.get_yticklabels()],
             "texts": [t.get_text() for t in ax.texts],
@@ -2614,13 +2623,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the PNG files")
     parser.add_argument("--compare", type=Path, metavar="COMPARE_JSON",
                         help="a pathbench.compare/v1 file (from `pathbench compare --json`): adds compare.png")
+    parser.add_argument("--describe", type=Path, metavar="FILE.json",
+                        help="also write what each figure holds as JSON (per plot: drawn or why not; per axes: title, "
+                        "labels, scales, how many lines, bars and images, tick labels, texts, legend entries)")
     args = parser.parse_args(argv)
     results = [load_result(p) for p in args.results]
     compare = load_compare(args.compare) if args.compare else None
     # Before drawing: a file or FIFO where the directory should be is refused at once.
     rf.check_output_dir(args.out)
+    if args.describe is not None:
+        rf.check_output_file(args.describe)
     plots = build_plots(results, compare)
     written = write_plots(plots, args.out)
+    if args.describe is not None:
+        doc = {"results": [str(r.path) for r in results], "plots": [describe(p) for p in plots]}
+        rf.write_atomically(args.describe, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     for p in plots:
         if p.figure is None:
             print(f"{PROG}: note: {p.name} skipped: {rf.printable(p.note)}", file=sys.stderr)
