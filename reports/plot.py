@@ -617,12 +617,15 @@ class PlotOutput:
     note: str = ""
 
 
-def _result_entries(results: Sequence[LoadedResult], styled: bool) -> list[tuple[Any, str]]:
-    """Legend entries naming the result files (only when there are several)."""
+def _result_entries(results: Sequence[LoadedResult], styled: bool, own_markers: bool = True) -> list[tuple[Any, str]]:
+    """Legend entries naming the result files (only when there are several). own_markers: the
+    plot marks results by marker too (else the marker is the series' and the entry shows a circle
+    with the result's fill)."""
     if len(results) < 2:
         return []
     names = result_names(results)
-    return [(Line2D([0], [0], color="#333333", linestyle=result_style(r.index), marker=result_marker(r.index),
+    return [(Line2D([0], [0], color="#333333", linestyle=result_style(r.index),
+                    marker=result_marker(r.index) if own_markers else "o",
                     fillstyle=result_fill(r.index), markersize=6)
              if styled else None, f"[{r.index + 1}] {names[r.index]}") for r in results]
 
@@ -724,7 +727,8 @@ def plot_bandwidth(results: Sequence[LoadedResult], direction: str) -> PlotOutpu
     where: dict[str, Any] = {"loc": "best"} if len(labels) <= 7 else {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
     ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=9, framealpha=0.9,
               title="host memory" if direction != "d2d" else None, title_fontsize=9, **where)
-    _finish(fig, _result_entries(results, styled=True), _not_ok_summary(other) + _incomplete_notes(results))
+    _finish(fig, _result_entries(results, styled=True, own_markers=False),
+            _not_ok_summary(other) + _incomplete_notes(results))
     return PlotOutput(name, title, fig)
 
 
@@ -1103,9 +1107,10 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
         lin = min(COMPARE_MAX_LINTHRESH, max(COMPARE_MIN_LINTHRESH, max((t or 0) for t in thresholds)))
         edge = clip if clip is not None else span
         ax.set_xscale("symlog", linthresh=lin, linscale=1.5)
-        ax.set_xlim(-edge * 8, edge * 8)
-        ticks = [0.0] + [sign * v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
-                         for sign in (-1, 1) if v <= edge * 1.5]
+        ax.set_xlim(-edge * 12, edge * 12)
+        # Two ticks inside the linear part, then decades far enough apart not to collide.
+        steps = [lin / 2, lin] + [10.0 ** k for k in range(1, 5) if 10.0 ** k >= 3 * lin and 10.0 ** k <= edge * 2]
+        ticks = [0.0] + [sign * v for v in steps for sign in (-1, 1)]
         ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
         ax.xaxis.set_minor_locator(FixedLocator([]))
         for label in ax.get_xticklabels():
@@ -1129,8 +1134,7 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
               fontsize=8.5, title="verdict", title_fontsize=9, framealpha=0.9)
     if band_labelled:
         explain.append("shaded: the noise band ±threshold of each metric")
-    if explain:
-        footnote.append("; ".join(explain))
+    footnote += explain  # a line each: joined, they run off the figure
     _finish(fig, [], footnote + _incomplete_notes(results))
     return PlotOutput(name, title, fig)
 
@@ -2509,6 +2513,15 @@ def _describe_axes(ax: Axes) -> dict[str, Any]:
             "legend": [t.get_text() for t in legend.get_texts()] if legend is not None else []}
 
 
+def _handle_style(h: Any) -> list[Any] | None:
+    """[linestyle, marker, fillstyle, colour] of a legend handle drawn as a line, else None."""
+    if hasattr(h, "lines") and h.lines:  # an errorbar container
+        h = h.lines[0]
+    if not isinstance(h, Line2D):
+        return None
+    return [str(h.get_linestyle()), str(h.get_marker()), str(h.get_fillstyle()), mcolors.to_hex(h.get_color())]
+
+
 def describe(plot: PlotOutput) -> dict[str, Any]:
     """What a figure holds, for --describe: its axes (titles, labels, scales, how many lines, bars
     and images, tick labels, texts, legends) and the figure's own title and legends."""
@@ -2522,7 +2535,8 @@ def describe(plot: PlotOutput) -> dict[str, Any]:
     out.update({"suptitle": suptitle.get_text() if suptitle is not None else "",
                 "subfigure_titles": [t.get_text() for t in sub_titles if t is not None],
                 "axes": [_describe_axes(ax) for ax in axes],
-                "legends": [t.get_text() for lg in fig.legends for t in lg.get_texts()]})
+                "legends": [t.get_text() for lg in fig.legends for t in lg.get_texts()],
+                "legend_styles": [_handle_style(h) for lg in fig.legends for h in lg.legend_handles]})
     return out
 
 
