@@ -1614,6 +1614,7 @@ def plot_serving_head_of_line(results: Sequence[LoadedResult]) -> PlotOutput:
                 continue
             marker = result_marker(ri) if multi else ("o" if background == "same_direction" else "s")
             _errorbar(ax, pts, color=color, marker=marker, linestyle="--" if high else "-",
+                      fillstyle=result_fill(ri) if multi else "full",
                       markerfacecolor="white" if high else color, markersize=5.5 if high else 7, linewidth=1.8,
                       label=mpl_text(labels[key]) if ri == min(k[4] for k in series if k[:4] == key[:4]) else None)
             lo = min(lo, min(pt.p10 or pt.median for pt in pts), min(pt.median for pt in pts))
