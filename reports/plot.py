@@ -12,8 +12,21 @@ Writes, for whatever the results contain (a plot without data is skipped with a 
                             "nines" axis, one line per strategy, a panel per request size and arrival mode
   serving_head_of_line.png  a request's H2D p50 and p99 behind a bulk copy, against the bulk copy size
   serving_pool.png          the pinned pool's pageable fallbacks and high-water per case
+  serving_percentiles.png   p50 … max of every serving case, a row each
                             (the serving plots only for results with serving cases)
+  overlap.png          time per iteration against the ideal (max(copy alone, kernel alone)) and
+                       the overlap fraction, per variant
+  small_copies.png     time per batch, API calls per batch and issuing CPU time per method
+  unified_memory.png   time, time per MiB, GPU fault groups and bytes migrated (um_counters) per method
+  peer_bandwidth.png   a source x destination GPU heatmap per method and direction
+  peer_latency.png     time per copy and round trip per method and link
+                       (each family's plots only for results with that family)
+  gantt_<case>.png     the Chrome trace a case names (`timeline`), drawn by timeline.py; looked up
+                       as recorded, beside the result and in <result>.timelines/
   compare.png      (with --compare) per-case change of the headline metric, worst first
+                   (symmetric-log beyond ±25 %, clipped beyond ±1000 %)
+Several results: legends name the files ("[2] b.json (host)"); line style x marker (or marker
+fill) tell them apart, unique for up to 12.
 Only `ok` cases are plotted; skipped and failed cases are counted in each figure's footnote, and
 so are ok cases whose values are beyond ±1e100 (valid, but no axis can hold them). A run that did
 not finish (`"complete": false`) says INCOMPLETE in every title and footnote.
