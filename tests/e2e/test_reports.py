@@ -17,7 +17,7 @@ unified_memory, peer: SYNTHETIC shape fixtures written by its generate.py, the o
 H200 ones), their Gantt charts and the HTML page linking the traces, read back through
 plot.py --describe (axes titles, labels, legends). With --pathbench, the binary must accept every
 such fixture (`pathbench compare F F`, `pathbench export F --prometheus -`).
-Runs in about 90 s on two cores.
+Runs in about 4.5 minutes on the shared two-core development machine (CMake: TIMEOUT 600).
 
 Real H200 results to replace the synthetic fixtures with (then rerun this test; the scripts read
 any result of these families):
