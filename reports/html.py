@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build one self-contained HTML page from a pathbench result (and optionally a comparison).
 
-    html.py RESULT [--compare COMPARE_JSON] --out FILE.html
+    html.py RESULT [RESULT...] [--compare COMPARE_JSON] --out FILE.html
 
 The page has no external resources: the plots (from plot.py, used as a module) are embedded as
 data: URIs and the CSS is inline, so the file can be attached to a ticket or a CI artifact as is.
@@ -12,6 +12,13 @@ gets "Serving / tail latency": the serving plots and, per case, p50/p90/p99/p99.
 copy and of the whole request (µs), the throughput and the pinned pool's fallbacks and high-water.
 A run that did not finish (`"complete": false`, or an older file without an end time) gets a
 banner at the top: its cases are the finished ones only.
+Several results: one page for all of them; a "Results" table names each file ([1], [2] … as in the
+plots' legends), the summary, serving tables and context are per file, and the cases table has a
+column per file. "Timelines": every case that names a trace (`timeline`: overlap always, other
+families with `run --timeline`) gets a link to the trace file (relative to the page, so keep them
+side by side; the trace is looked up as plot.py does: as recorded, beside the result, in
+<result>.timelines/) and its Gantt chart (timeline.py), embedded; a trace that is missing or
+unreadable is listed with the reason.
 Inputs are read by the rules of the C++ reader (lib/pathbench_result_file.py); the page is written atomically,
 and a directory, FIFO or device at FILE.html is refused, never replaced.
 Exit codes: 0 written, 3 bad input or usage (the message names the file and the JSON pointer),
@@ -32,6 +39,9 @@ import base64  # noqa: E402
 import datetime  # noqa: E402
 import html  # noqa: E402
 import importlib.util  # noqa: E402
+import os  # noqa: E402
+import urllib.parse  # noqa: E402
+import warnings  # noqa: E402
 from collections import Counter, OrderedDict  # noqa: E402
 from types import ModuleType  # noqa: E402
 from typing import Any, Iterable, Sequence  # noqa: E402
@@ -247,6 +257,80 @@ def section_incomplete(result: Any) -> str:
             "are missing, and no conclusion about them can be drawn from it.</div>")
 
 
+def section_context_several(results: Sequence[Any]) -> str:
+    keys: OrderedDict[str, None] = OrderedDict()
+    for r in results:
+        for k in r.context:
+            keys.setdefault(k, None)
+    head = "".join(f"<th>{esc(file_label(r, results))}</th>" for r in results)
+    rows = []
+    for key in keys:
+        cells = "".join(f"<td>{render_value(key, r.context[key])}</td>" if key in r.context
+                        else '<td class="muted">—</td>' for r in results)
+        rows.append(f"<tr><th>{esc(key)}</th>{cells}</tr>")
+    return ('<section id="context"><h2>Context</h2>'
+            '<p class="muted small">Every field of <code>context</code> in each file.</p>'
+            f'<div class="scroll"><table class="kv"><thead><tr><th></th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div></section>')
+
+
+def file_label(result: Any, results: Sequence[Any]) -> str:
+    """How the page names a result: "[2] b.json (host)", as the plots' legends do."""
+    names = plot.result_names(results)
+    return f"[{result.index + 1}] {names[result.index]}" if len(results) > 1 else names[result.index]
+
+
+def section_results(results: Sequence[Any]) -> str:
+    rows = []
+    for r in results:
+        counts = Counter(str(c.get("status")) for c in r.cases)
+        end = r.context.get("end_time") or "not finished"
+        rows.append(f'<tr><td class="num">[{r.index + 1}]</td><td><code>{esc(r.path)}</code></td>'
+                    f"<td>{esc(r.node_type)}</td><td>{esc(r.hostname)}</td>"
+                    f"<td>{esc(r.start_time)} → {esc(end)}</td><td class=\"num\">{len(r.cases)}</td>"
+                    + "".join(f'<td class="num">{counts.get(st, 0)}</td>' for st in STATUS_ORDER)
+                    + f"<td>{'yes' if r.complete else '<b>INCOMPLETE</b>'}</td></tr>")
+    return ('<section id="results"><h2>Results</h2>'
+            '<p class="muted small">The files on this page; plots and tables name them by number.</p>'
+            '<table><thead><tr><th class="num">#</th><th>file</th><th>node type</th><th>host</th><th>run</th>'
+            '<th class="num">cases</th>' + "".join(f'<th class="num">{st}</th>' for st in STATUS_ORDER)
+            + f"<th>complete</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>")
+
+
+def _href(target: Path, page: Path) -> str:
+    """A link from the page to a local file: relative (no file: URL), percent-encoded."""
+    try:
+        rel = os.path.relpath(target.resolve(), page.resolve().parent)
+    except ValueError:  # another drive (Windows): no relative path exists
+        rel = str(target.resolve())
+    return urllib.parse.quote(Path(rel).as_posix())
+
+
+def section_timelines(results: Sequence[Any], gantts: dict[str, Any], page: Path) -> str:
+    """Every case that names a trace: a link to the trace and its Gantt chart."""
+    refs = plot.trace_refs(results)
+    if not refs:
+        return ""
+    parts = ['<section id="timelines"><h2>Timelines</h2>',
+             '<p class="muted small">Each case that recorded a CUPTI timeline: the Chrome trace (opens in '
+             "Perfetto UI or chrome://tracing) and its Gantt chart (reports/timeline.py): a row per stream, copies "
+             "and kernels coloured by kind. Links are relative to this page.</p>"]
+    for ref in refs:
+        owner = f" <span class=\"muted small\">{esc(file_label(ref.result, results))}</span>" if len(results) > 1 else ""
+        parts.append(f'<h3 class="trace">{esc_id(ref.case.get("id"))}{owner}</h3>')
+        if ref.path is None:
+            parts.append(f'<p class="callout">Trace <code>{esc(ref.recorded)}</code> not found (looked as recorded, '
+                         f"beside {esc(ref.result.path.name)} and in its .timelines folder).</p>")
+            continue
+        parts.append(f'<p class="small">trace: <a class="trace" href="{esc(_href(ref.path, page))}">'
+                     f"{esc(ref.path.name)}</a></p>")
+        p = gantts.get(ref.png_name)
+        if p is not None:
+            parts += _figures([p])
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def section_context(result: Any) -> str:
     ctx = result.context
     rows = []
@@ -261,7 +345,20 @@ def section_context(result: Any) -> str:
             f'<table class="kv"><tbody>{"".join(rows)}</tbody></table></section>')
 
 
-def section_summary(result: Any, compare: Any | None) -> str:
+def section_summary(result: Any, compare: Any | None, results: Sequence[Any] = ()) -> str:
+    if len(results) > 1:
+        parts = ['<section id="summary"><h2>Summary</h2>']
+        for r in results:
+            parts.append(f'<h3 id="summary-{r.index + 1}">{esc(file_label(r, results))}</h3>')
+            parts.append(_summary_body(r))
+        parts.append(_compare_summary(compare) if compare is not None else "")
+        parts.append("</section>")
+        return "".join(parts)
+    return ('<section id="summary"><h2>Summary</h2>' + _summary_body(result)
+            + (_compare_summary(compare) if compare is not None else "") + "</section>")
+
+
+def _summary_body(result: Any) -> str:
     cases = result.cases
     counts = Counter(str(c.get("status")) for c in cases)
     cards = "".join(f'<div class="card {s}"><div class="n">{counts.get(s, 0)}</div><div class="l">{s}</div></div>'
@@ -272,7 +369,7 @@ def section_summary(result: Any, compare: Any | None) -> str:
         fams.setdefault(str(c.get("family") or c["id"].split("/")[0]), Counter())[str(c.get("status"))] += 1
     fam_rows = "".join(f"<tr><td>{esc(f)}</td>" + "".join(f'<td class="num">{n.get(s, 0)}</td>' for s in STATUS_ORDER)
                        + "</tr>" for f, n in fams.items())
-    parts = ['<section id="summary"><h2>Summary</h2>', f'<div class="cards">{cards}</div>']
+    parts = [f'<div class="cards">{cards}</div>']
     failed = [c for c in cases if c.get("status") == "failed"]
     if failed:
         items = "".join(f"<li><code>{esc(c['id'])}</code>: {esc(c.get('reason') or 'no reason given')}</li>"
@@ -289,6 +386,11 @@ def section_summary(result: Any, compare: Any | None) -> str:
         parts.append('<table style="width:auto"><thead><tr><th>family</th>'
                      + "".join(f'<th class="num">{s}</th>' for s in STATUS_ORDER)
                      + f"</tr></thead><tbody>{fam_rows}</tbody></table>")
+    return "".join(parts)
+
+
+def _compare_summary(compare: Any) -> str:
+    parts = []
     if compare is not None:
         summary = compare.data.get("summary") or {}
         if not summary:
@@ -302,7 +404,6 @@ def section_summary(result: Any, compare: Any | None) -> str:
         if exit_code is not None:
             parts.append(f'<div class="callout {cls}">pathbench compare exit code <b>{esc(exit_code)}</b>'
                          f' ({esc(_exit_meaning(exit_code))}); see <a href="#verdicts">verdicts</a>.</div>')
-    parts.append("</section>")
     return "".join(parts)
 
 
@@ -332,12 +433,15 @@ def _figures(plots: Sequence[Any]) -> list[str]:
     return parts
 
 
-def section_plots(plots: Sequence[Any], result: Any) -> str:
-    families = {c.get("family") for c in result.cases}
+def section_plots(plots: Sequence[Any], results: Sequence[Any]) -> str:
+    families = {c.get("family") for r in results for c in r.cases}
     if families == {"serving"} and all(p.figure is None for p in plots):
         # Nothing but serving cases: a note per copy plot would only say so six times.
         return ('<section id="plots"><h2>Plots</h2><p class="muted">The result holds serving cases only: their '
                 'plots are under <a href="#serving">Serving / tail latency</a>.</p></section>')
+    # A plot of a family no result has says nothing worth a line (an overlap run needs no note per copy plot).
+    plots = [p for p in plots if p.figure is not None or plot.PLOT_FAMILIES.get(p.name) in families
+             or p.name not in plot.PLOT_FAMILIES]
     return "".join(['<section id="plots"><h2>Plots</h2>', *_figures(plots), "</section>"])
 
 
@@ -401,11 +505,12 @@ def _serving_pool_cells(case: dict[str, Any]) -> str:
     return "".join(cells)
 
 
-def section_serving(result: Any, plots: Sequence[Any]) -> str:
+def section_serving(results: Sequence[Any], plots: Sequence[Any]) -> str:
     """The serving cases: their plots, and per case the latency percentiles of each request's H2D
-    copy and of the whole request, the throughput and what the pool did. Empty without serving cases."""
-    cases = [c for c in result.cases if c.get("family") == "serving"]
-    if not cases:
+    copy and of the whole request, the throughput and what the pool did (a table per result).
+    Empty without serving cases."""
+    with_serving = [r for r in results if any(c.get("family") == "serving" for c in r.cases)]
+    if not with_serving:
         return ""
     parts = ['<section id="serving"><h2>Serving / tail latency</h2>',
              '<p class="muted small">Per-request latency over every request of every repetition (exact '
@@ -416,6 +521,16 @@ def section_serving(result: Any, plots: Sequence[Any]) -> str:
              "that found no free pinned slot and went pageable, per repetition (share of the copies issued); "
              "high-water the most pinned bytes the pool had in use, of its bound.</p>"]
     parts += _figures(plots)
+    for result in with_serving:
+        if len(results) > 1:
+            parts.append(f"<h3>{esc(file_label(result, results))}</h3>")
+        parts.append(_serving_table([c for c in result.cases if c.get("family") == "serving"]))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _serving_table(cases: Sequence[dict[str, Any]]) -> str:
+    parts: list[str] = []
     head = ('<tr><th>case</th><th>status</th><th>latency</th>'
             + "".join(f'<th class="num{" sep" if k == "p50" else ""}">{esc(k)}<br>(µs)</th>'
                       for k in rf.DISTRIBUTION_STATISTICS)
@@ -449,7 +564,7 @@ def section_serving(result: Any, plots: Sequence[Any]) -> str:
             rows.append(f'<tr class="row-ok">{first}<td>{esc(labels.get(m, m))}</td>'
                         f"{_serving_latency_cells(c, m)}{pool}</tr>")
     parts.append(f'<div class="scroll"><table class="serving"><thead>{head}</thead>'
-                 f'<tbody>{"".join(rows)}</tbody></table></div></section>')
+                 f'<tbody>{"".join(rows)}</tbody></table></div>')
     return "".join(parts)
 
 
@@ -459,6 +574,45 @@ def _headline(case: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         if isinstance(m, dict):
             return str(name), m
     return None
+
+
+def _headline_cell(c: dict[str, Any]) -> str:
+    head = _headline(c)
+    status = str(c.get("status"))
+    if status != "ok" or head is None:
+        return f'{badge(status)} <span class="small muted">{esc(c.get("reason") or "")}</span>'
+    name, m = head
+    stats = m.get("stats") or {}
+    if not plot._finite(stats.get("median")) or stats.get("n") == 0:
+        return badge(status)
+    cell = f"{esc(name)}: <b>{esc(plot.format_value(stats['median'], str(m.get('unit') or '')))}</b>"
+    if plot._finite(stats.get("p10")) and plot._finite(stats.get("p90")):
+        unit = str(m.get("unit") or "")
+        cell += (f'<div class="secondary">{esc(plot.format_value(stats["p10"], unit))} – '
+                 f'{esc(plot.format_value(stats["p90"], unit))}</div>')
+    return cell
+
+
+def section_cases_several(results: Sequence[Any]) -> str:
+    """One row per case id (in the order the files give them), a column per file."""
+    ids: OrderedDict[str, None] = OrderedDict()
+    by_file: list[dict[str, dict[str, Any]]] = []
+    for r in results:
+        cases = {}
+        for c in r.cases:
+            ids.setdefault(c["id"], None)
+            cases[c["id"]] = c
+        by_file.append(cases)
+    head = "".join(f"<th>{esc(file_label(r, results))}</th>" for r in results)
+    rows = []
+    for cid in ids:
+        cells = "".join(f'<td class="headline">{_headline_cell(f[cid])}</td>' if cid in f
+                        else '<td class="muted small">not in this file</td>' for f in by_file)
+        rows.append(f'<tr><td class="id">{esc_id(cid)}</td>{cells}</tr>')
+    return ('<section id="cases"><h2>Cases</h2>'
+            '<p class="muted small">Headline metric (the first one) median with p10–p90 per file.</p>'
+            f'<div class="scroll"><table><thead><tr><th>id</th>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div></section>")
 
 
 def section_cases(result: Any) -> str:
@@ -650,32 +804,68 @@ def section_floors(compare: Any) -> str:
     return "".join(parts)
 
 
-def build_page(result: Any, compare: Any | None) -> str:
-    plots = plot.build_plots([result], compare)
+def _compared_result(results: Sequence[Any], compare: Any) -> Any:
+    """The result a comparison is about (its hostname and start time), else the first."""
+    res = compare.data.get("result") or {}
+    for r in results:
+        if res.get("start_time") == r.context.get("start_time") and res.get("hostname") == r.context.get("hostname"):
+            return r
+    return results[0]
+
+
+def build_page(results: Sequence[Any] | Any, compare: Any | None, out: Path = Path("report.html")) -> str:
+    if not isinstance(results, (list, tuple)):
+        results = [results]
+    for i, r in enumerate(results):
+        r.index = i
+    result = results[0]
+    several = len(results) > 1
+    plots = plot.build_plots(results, compare)
+    gantt_names = {ref.png_name for ref in plot.trace_refs(results)}
+    gantts = {p.name: p for p in plots if p.name in gantt_names}
     serving_plots = [p for p in plots if p.name in plot.SERVING_PLOTS]
-    plots = [p for p in plots if p.name not in plot.SERVING_PLOTS]
-    serving = section_serving(result, serving_plots)
+    plots = [p for p in plots if p.name not in plot.SERVING_PLOTS and p.name not in gantt_names]
+    serving = section_serving(results, serving_plots)
+    timelines = section_timelines(results, gantts, out)
     # Order: what a reader looks for first (summary, verdicts) before the long tables.
     nav = ['<a href="#summary">summary</a>']
-    body = [section_header(result), "", "<main>", section_incomplete(result), section_summary(result, compare)]
+    if several:
+        header = section_header_several(results)
+        nav.insert(0, '<a href="#results">results</a>')
+    else:
+        header = section_header(result)
+    body = [header, "", "<main>", "".join(section_incomplete(r) for r in results)]
+    if several:
+        body.append(section_results(results))
+    body.append(section_summary(result, compare, results))
     if compare is not None:
         nav += ['<a href="#verdicts">verdicts</a>', '<a href="#floors">floors</a>']
-        body += [section_verdicts(compare, result), section_floors(compare)]
+        body += [section_verdicts(compare, _compared_result(results, compare)), section_floors(compare)]
     nav += ['<a href="#plots">plots</a>']
     if serving:
         nav.append('<a href="#serving">serving</a>')
+    if timelines:
+        nav.append('<a href="#timelines">timelines</a>')
     nav += ['<a href="#cases">cases</a>', '<a href="#context">context</a>']
-    body += [section_plots(plots, result), serving, section_cases(result), section_context(result)]
+    body += [section_plots(plots, results), serving, timelines,
+             section_cases_several(results) if several else section_cases(result),
+             section_context_several(results) if several else section_context(result)]
     body[1] = f'<nav>{"".join(nav)}</nav>'
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    sources = esc(result.path) + (f" and {esc(compare.path)}" if compare is not None else "")
+    sources = ", ".join(esc(r.path) for r in results) + (f" and {esc(compare.path)}" if compare is not None else "")
     body.append(f"<footer>Generated by reports/html.py at {now} from {sources}.</footer></main>")
-    for p in plots + serving_plots:
-        if p.figure is not None:
-            p.figure.clear()
-    title = f"pathbench — {result.node_type} — {result.hostname} — {result.start_time}"
-    if not result.complete:
+    with warnings.catch_warnings():  # clearing a log axis resets its limits to (0, 1): matplotlib warns
+        warnings.simplefilter("ignore", UserWarning)
+        for p in plots + serving_plots + list(gantts.values()):
+            if p.figure is not None:
+                p.figure.clear()
+    if several:
+        names = plot.result_names(results)
+        title = f"pathbench — {len(results)} results — " + ", ".join(names[r.index] for r in results)
+    else:
+        title = f"pathbench — {result.node_type} — {result.hostname} — {result.start_time}"
+    if not all(r.complete for r in results):
         title = "INCOMPLETE " + title
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -683,18 +873,28 @@ def build_page(result: Any, compare: Any | None) -> str:
             + "\n".join(body) + "\n</body>\n</html>\n")
 
 
+def section_header_several(results: Sequence[Any]) -> str:
+    types = list(OrderedDict.fromkeys(r.node_type for r in results))
+    names = plot.result_names(results)
+    return (f'<header class="top"><div class="inner"><h1>pathbench report: {len(results)} results</h1>'
+            f'<div class="node">{esc("  vs  ".join(types) if len(types) <= 3 else f"{len(types)} node types")}</div>'
+            f'<div class="meta">{esc(" · ".join(f"[{r.index + 1}] {names[r.index]}" for r in results))}</div>'
+            "</div></header>")
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     parser = rf.UsageParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("result", type=Path, metavar="RESULT", help="a pathbench.result/v1 JSON file")
+    parser.add_argument("results", nargs="+", type=Path, metavar="RESULT",
+                        help="pathbench.result/v1 JSON file(s): several go on one page, named by file")
     parser.add_argument("--compare", type=Path, metavar="COMPARE_JSON",
                         help="a pathbench.compare/v1 file: adds the verdicts and floors tables and compare.png")
     parser.add_argument("--out", type=Path, required=True, metavar="FILE.html", help="the HTML file to write")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    result = plot.load_result(args.result)
+    results = [plot.load_result(p) for p in args.results]
     compare = plot.load_compare(args.compare) if args.compare else None
     # Before the plots are drawn: a directory or FIFO at the output is refused at once.
     rf.check_output_file(args.out)
-    page = build_page(result, compare)
+    page = build_page(results, compare, args.out)
     rf.write_atomically(args.out, page.encode("utf-8"))
     print(args.out)
     return 0

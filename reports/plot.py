@@ -12,13 +12,27 @@ Writes, for whatever the results contain (a plot without data is skipped with a 
                             "nines" axis, one line per strategy, a panel per request size and arrival mode
   serving_head_of_line.png  a request's H2D p50 and p99 behind a bulk copy, against the bulk copy size
   serving_pool.png          the pinned pool's pageable fallbacks and high-water per case
+  serving_percentiles.png   p50 … max of every serving case, a row each
                             (the serving plots only for results with serving cases)
+  overlap.png          time per iteration against the ideal (max(copy alone, kernel alone)) and
+                       the overlap fraction, per variant
+  small_copies.png     time per batch, API calls per batch and issuing CPU time per method
+  unified_memory.png   time, time per MiB, GPU fault groups and bytes migrated (um_counters) per method
+  peer_bandwidth.png   a source x destination GPU heatmap per method and direction
+  peer_latency.png     time per copy and round trip per method and link
+                       (each family's plots only for results with that family)
+  gantt_<case>.png     the Chrome trace a case names (`timeline`), drawn by timeline.py; looked up
+                       as recorded, beside the result and in <result>.timelines/
   compare.png      (with --compare) per-case change of the headline metric, worst first
+                   (symmetric-log beyond ±25 %, clipped beyond ±1000 %)
+Several results: legends name the files ("[2] b.json (host)"); line style x marker (or marker
+fill) tell them apart, unique for up to 12.
 Only `ok` cases are plotted; skipped and failed cases are counted in each figure's footnote, and
 so are ok cases whose values are beyond ±1e100 (valid, but no axis can hold them). A run that did
 not finish (`"complete": false`) says INCOMPLETE in every title and footnote.
 Inputs are read by the rules of the C++ reader (lib/pathbench_result_file.py). Outputs are written atomically;
 a directory, FIFO or device where a PNG should go is refused, never replaced.
+--describe FILE.json also writes what each figure holds (axes, titles, labels, legends; for tests).
 Prints the files written, one per line, on stdout. Exit codes: 0 done, 3 bad input or usage (the
 message names the file and the JSON pointer), 1 an unexpected error.
 
@@ -37,6 +51,7 @@ sys.path.insert(0, str(_HERE / "lib"))  # the shared reader, importable by name
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
+import importlib.util  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -75,6 +90,12 @@ PROG = "plot.py"
 
 DPI = 110
 MAX_COMPARE_ROWS = 60
+# compare.png's x axis: linear up to this span (in %), symmetric-log beyond with the linear part
+# ±linthresh (the largest threshold, within these bounds), and bars clipped beyond COMPARE_CLIP %.
+COMPARE_LINEAR_SPAN = 25.0
+COMPARE_MIN_LINTHRESH = 5.0
+COMPARE_MAX_LINTHRESH = 20.0
+COMPARE_CLIP = 1000.0
 # A result may hold any finite number (the C++ reader accepts 1e308), but a plot cannot: axis
 # limits and error bars computed from such values overflow to infinity. Cases with values beyond
 # this are left out of the plots, and each figure's footnote counts them.
@@ -93,9 +114,31 @@ KIND_COLORS: dict[str, str] = {
 }
 PAGE_COLORS: dict[str, str] = {"4k": "#d62728", "thp": "#ff7f0e", "hugetlb": "#9467bd", "locked": "#7f7f7f"}
 EXTRA_COLORS = ["#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5"]
+# How several results are told apart. Each cycle is short enough to read, and their lengths are
+# chosen so that no two of the first 12 results share a combination: line style (4) x marker (5)
+# where both mark the result, line style (4) x marker fill (3) where the marker is the series'
+# (result i: style i % 4, marker i % 5, fill (i // 4) % 3).
 RESULT_STYLES = ["-", "--", ":", "-."]
-RESULT_MARKERS = ["o", "s", "^", "D", "v", "P"]
-RESULT_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+RESULT_MARKERS = ["o", "s", "^", "D", "v"]
+RESULT_FILLS = ["full", "none", "left"]
+RESULT_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                 "#bcbd22", "#17becf"]
+
+
+def result_style(i: int) -> str:
+    return RESULT_STYLES[i % len(RESULT_STYLES)]
+
+
+def result_marker(i: int) -> str:
+    return RESULT_MARKERS[i % len(RESULT_MARKERS)]
+
+
+def result_fill(i: int) -> str:
+    return RESULT_FILLS[(i // len(RESULT_STYLES)) % len(RESULT_FILLS)]
+
+
+def result_color(i: int) -> str:
+    return RESULT_COLORS[i % len(RESULT_COLORS)]
 KIND_MARKERS: dict[str, str] = {
     "pinned": "o", "registered-4k": "s", "registered-thp": "^", "registered-hugetlb": "D",
     "pageable-4k": "v", "pageable-thp": "P", "device": "o",
@@ -587,12 +630,17 @@ class PlotOutput:
     note: str = ""
 
 
-def _result_entries(results: Sequence[LoadedResult], styled: bool) -> list[tuple[Any, str]]:
-    """Legend entries naming the result files (only when there are several)."""
+def _result_entries(results: Sequence[LoadedResult], styled: bool, own_markers: bool = True) -> list[tuple[Any, str]]:
+    """Legend entries naming the result files (only when there are several). own_markers: the
+    plot marks results by marker too (else the marker is the series' and the entry shows a circle
+    with the result's fill)."""
     if len(results) < 2:
         return []
-    return [(Line2D([0], [0], color="#333333", linestyle=RESULT_STYLES[r.index % len(RESULT_STYLES)])
-             if styled else None, f"result [{r.index + 1}]: {r.label}") for r in results]
+    names = result_names(results)
+    return [(Line2D([0], [0], color="#333333", linestyle=result_style(r.index),
+                    marker=result_marker(r.index) if own_markers else "o",
+                    fillstyle=result_fill(r.index), markersize=6)
+             if styled else None, f"[{r.index + 1}] {names[r.index]}") for r in results]
 
 
 def _solid_proxy(handle: Any) -> Any:
@@ -644,8 +692,9 @@ def plot_bandwidth(results: Sequence[LoadedResult], direction: str) -> PlotOutpu
         kw: dict[str, Any] = {
             "color": color,
             "marker": KIND_MARKERS.get(kind, "o"),
-            "linestyle": RESULT_STYLES[ri % len(RESULT_STYLES)] if multi else ("--" if remote else "-"),
+            "linestyle": result_style(ri) if multi else ("--" if remote else "-"),
             "markerfacecolor": "white" if remote else color,
+            "fillstyle": result_fill(ri) if multi else "full",
             "markersize": 7.5 if kind == "pinned" else 5.5,
             "linewidth": 3.0 if kind == "pinned" else 1.6,
             "zorder": 3 if kind == "pinned" else 4,
@@ -691,7 +740,8 @@ def plot_bandwidth(results: Sequence[LoadedResult], direction: str) -> PlotOutpu
     where: dict[str, Any] = {"loc": "best"} if len(labels) <= 7 else {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
     ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=9, framealpha=0.9,
               title="host memory" if direction != "d2d" else None, title_fontsize=9, **where)
-    _finish(fig, _result_entries(results, styled=True), _not_ok_summary(other) + _incomplete_notes(results))
+    _finish(fig, _result_entries(results, styled=True, own_markers=False),
+            _not_ok_summary(other) + _incomplete_notes(results))
     return PlotOutput(name, title, fig)
 
 
@@ -777,8 +827,9 @@ def plot_latency(results: Sequence[LoadedResult]) -> PlotOutput:
             color = _color_for(k[2], KIND_COLORS, used)
             remote = k[3] == "remote"
             _errorbar(ax, data[m][k], color=color,
-                      marker=RESULT_MARKERS[k[0] % len(RESULT_MARKERS)] if multi else ("o" if k[1] == "h2d" else "s"),
-                      linestyle=(RESULT_STYLES[k[0] % len(RESULT_STYLES)] if multi else
+                      marker=result_marker(k[0]) if multi else ("o" if k[1] == "h2d" else "s"),
+                      fillstyle=result_fill(k[0]) if multi else "full",
+                      linestyle=(result_style(k[0]) if multi else
                                  ("-" if k[1] == "h2d" else "--")),
                       markerfacecolor="white" if remote else color,
                       label=mpl_text(series_label(k, False)) if (not multi or k[0] == min(
@@ -1023,8 +1074,13 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
     changes = [float(m["change_pct"]) for _, m in rows]
     thresholds = [float(m["threshold_pct"]) if _plottable(m.get("threshold_pct")) else None for _, m in rows]
     default_t = data.get("default_threshold")
+    # Readable for small changes: beyond ±COMPARE_LINEAR_SPAN the axis is symmetric-log (linear
+    # within ±linthresh, where the noise bands are), and beyond ±COMPARE_CLIP % the bars are clipped
+    # at the edge with their value written out; a -100 % next to a few +3 % no longer squashes them.
     span = max([abs(c) for c in changes] + [t for t in thresholds if t is not None] + [1.0])
-    symlog = span > 200 and sorted(abs(c) for c in changes)[len(changes) // 2] < span / 20
+    symlog = span > COMPARE_LINEAR_SPAN
+    clip = COMPARE_CLIP if span > COMPARE_CLIP else None
+    any_clipped = False
     labels = []
     band_labelled = False
     verdicts_seen: list[str] = []
@@ -1037,19 +1093,23 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
             ax.fill_betweenx([i - 0.48, i + 0.48], -t, t, color="#bbbbbb", alpha=0.35, linewidth=0,
                              label="noise band ±threshold" if not band_labelled else None)
             band_labelled = True
-        ax.barh(i, change, height=0.62, color=color, label=mpl_text(verdict) if verdict not in verdicts_seen else None)
+        drawn = change if clip is None else max(-clip, min(clip, change))
+        clipped = drawn != change
+        any_clipped = any_clipped or clipped
+        ax.barh(i, drawn, height=0.62, color=color, label=mpl_text(verdict) if verdict not in verdicts_seen else None,
+                hatch="///" if clipped else None, edgecolor="white" if clipped else None)
         if verdict not in verdicts_seen:
             verdicts_seen.append(verdict)
         p = m.get("p_value")
-        note = f"{change:+.1f} %"
+        note = f"{change:+.1f} %" + (" (clipped)" if clipped else "")
         if mode == "across" and _finite(m.get("ratio")):
             note += f"  ×{float(m['ratio']):.3g}"
         if _finite(p):
             note += f"  p={p:.2g}"
         elif any_p or mode != "across":
             note += "  p=n/a"
-        ax.text(change, i, f"  {note}  ", va="center",
-                ha="left" if change >= 0 else "right", fontsize=8)
+        ax.text(drawn, i, f"  {note}  ", va="center",
+                ha="left" if change >= 0 else "right", fontsize=8, fontweight="bold" if clipped else None)
         arrow = "↑" if m.get("better", "higher") == "higher" else "↓"
         labels.append(mpl_text(f"{short_case_id(str(case.get('id')))} · {m.get('metric_label') or m.get('name')} ({arrow} better)"))
     ax.axvline(0, color="#333333", linewidth=0.8)
@@ -1057,11 +1117,22 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
     ax.set_yticklabels(labels, fontsize=8.5)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     if symlog:
-        lin = max(10.0, 2 * max((t or 0) for t in thresholds))
-        ax.set_xscale("symlog", linthresh=lin)
-        ax.set_xlim(-span * 12, span * 12)
+        lin = min(COMPARE_MAX_LINTHRESH, max(COMPARE_MIN_LINTHRESH, max((t or 0) for t in thresholds)))
+        edge = clip if clip is not None else span
+        ax.set_xscale("symlog", linthresh=lin, linscale=1.5)
+        ax.set_xlim(-edge * 12, edge * 12)
+        # Two ticks inside the linear part, then decades far enough apart not to collide.
+        steps = [lin / 2, lin] + [10.0 ** k for k in range(1, 5) if 10.0 ** k >= 3 * lin and 10.0 ** k <= edge * 2]
+        ticks = [0.0] + [sign * v for v in steps for sign in (-1, 1)]
+        ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
+        ax.xaxis.set_minor_locator(FixedLocator([]))
+        for label in ax.get_xticklabels():
+            label.set_fontsize(8)
+        explain.append(f"x axis linear within ±{lin:g} %, logarithmic beyond")
     else:
         ax.set_xlim(-span * 1.6, span * 1.6)
+    if any_clipped:
+        explain.append(f"hatched: changes beyond ±{clip:g} % clipped at the axis edge (value written beside)")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:+g} %" if v else "0"))
     ax.set_xlabel("change of the median vs baseline (%), (result − baseline) / baseline")
     ax.grid(axis="x", alpha=0.3)
@@ -1076,8 +1147,7 @@ def plot_compare(compare: LoadedCompare, results: Sequence[LoadedResult] = ()) -
               fontsize=8.5, title="verdict", title_fontsize=9, framealpha=0.9)
     if band_labelled:
         explain.append("shaded: the noise band ±threshold of each metric")
-    if explain:
-        footnote.append("; ".join(explain))
+    footnote += explain  # a line each: joined, they run off the figure
     _finish(fig, [], footnote + _incomplete_notes(results))
     return PlotOutput(name, title, fig)
 
@@ -1279,8 +1349,9 @@ def _serving_result_entries(results: Sequence[LoadedResult], marker: bool = Fals
     if len(results) < 2:
         return []
     names = result_names(results)
-    return [(Line2D([0], [0], color="#333333", linestyle="none" if marker else RESULT_STYLES[r.index % len(RESULT_STYLES)],
-                    marker=RESULT_MARKERS[r.index % len(RESULT_MARKERS)] if marker else None),
+    return [(Line2D([0], [0], color="#333333", linestyle="none" if marker else result_style(r.index),
+                    marker=result_marker(r.index) if marker else "o", fillstyle=result_fill(r.index),
+                    markersize=6),
              f"[{r.index + 1}] {names[r.index]}") for r in results]
 
 
@@ -1420,7 +1491,7 @@ def plot_serving_latency(results: Sequence[LoadedResult]) -> PlotOutput:
                     zeros.append(labels[variant_of[id(case)]] + (f" [{r.index + 1}]" if multi else ""))
                     continue
                 color, marker = styles[variant_of[id(case)]]
-                style = RESULT_STYLES[r.index % len(RESULT_STYLES)] if multi else "-"
+                style = result_style(r.index) if multi else "-"
                 xs, ys = _percentile_curve(d)
                 if xs:
                     ax.plot(xs, [y * 1e6 for y in ys], color=color, linestyle=style, linewidth=1.5, alpha=0.9,
@@ -1428,7 +1499,8 @@ def plot_serving_latency(results: Sequence[LoadedResult]) -> PlotOutput:
                 points = [(_nines(q, d.operations), d.values[k]) for k, q in rf.DISTRIBUTION_QUANTILES.items()]
                 points = [(x, v) for x, v in points if v > 0]
                 ax.plot([x for x, _ in points], [v * 1e6 for _, v in points], linestyle="none", marker=marker,
-                        color=color, markersize=6, markeredgecolor="white", markeredgewidth=0.8, zorder=4)
+                        color=color, markersize=6, markeredgecolor="white" if not multi else color,
+                        fillstyle=result_fill(r.index) if multi else "full", markeredgewidth=0.8, zorder=4)
                 top = max(top, _nines(1.0, d.operations))
                 # The y range: from the body (p50 and the curve's start) to the max.
                 positive = [y for y in ys if y > 0] + [v for _, v in points]
@@ -1553,8 +1625,9 @@ def plot_serving_head_of_line(results: Sequence[LoadedResult]) -> PlotOutput:
             pts = [pt for pt in pts if pt.median > 0]
             if not pts:
                 continue
-            marker = RESULT_MARKERS[ri % len(RESULT_MARKERS)] if multi else ("o" if background == "same_direction" else "s")
+            marker = result_marker(ri) if multi else ("o" if background == "same_direction" else "s")
             _errorbar(ax, pts, color=color, marker=marker, linestyle="--" if high else "-",
+                      fillstyle=result_fill(ri) if multi else "full",
                       markerfacecolor="white" if high else color, markersize=5.5 if high else 7, linewidth=1.8,
                       label=mpl_text(labels[key]) if ri == min(k[4] for k in series if k[:4] == key[:4]) else None)
             lo = min(lo, min(pt.p10 or pt.median for pt in pts), min(pt.median for pt in pts))
@@ -1756,7 +1829,733 @@ def plot_serving_pool(results: Sequence[LoadedResult]) -> PlotOutput:
     return PlotOutput(name, title, fig)
 
 
-SERVING_PLOTS = ("serving_latency.png", "serving_head_of_line.png", "serving_pool.png")
+# --------------------------------------------------------------------------------------------
+# The other families: overlap, small_copies, unified_memory, peer; serving percentiles per case;
+# the Gantt charts of the traces a result names (CaseResult.timeline, drawn by timeline.py)
+
+
+@dataclass
+class Value:
+    """One bar: a median with p10/p90 (or another low/high), in the plot's unit."""
+    median: float
+    lo: float | None = None
+    hi: float | None = None
+    text: str = ""
+    hatch: str | None = None
+
+
+def _value(case: dict[str, Any], metric: str, scale: float = 1.0) -> Value | None:
+    s = _stats(case, metric)
+    if s is None:
+        return None
+    lo, hi = s.get("p10"), s.get("p90")
+    return Value(s["median"] * scale, lo * scale if _finite(lo) else None, hi * scale if _finite(hi) else None)
+
+
+def _series_bars(ax: Axes, categories: Sequence[str], series: Sequence[str], values: dict[tuple[str, str], Value],
+                 colors: dict[str, str], *, log: bool = False, fmt: Callable[[float], str] = format_number,
+                 label_size: float = 7.5) -> dict[tuple[str, str], float]:
+    """Grouped vertical bars (a group per category, a bar per series present); returns each bar's x.
+    A log axis starts below the smallest bar; values are written above the bars."""
+    xs: dict[tuple[str, str], float] = {}
+    present = [[s for s in series if (c, s) in values] for c in categories]
+    width = 0.8 / max(1, max((len(p) for p in present), default=1))
+    drawn = [v for v in values.values()]
+    top = max(max(v.hi if v.hi is not None else v.median, v.median) for v in drawn)
+    positive = [v.median for v in drawn if v.median > 0]
+    bottom = min(positive) / 3 if (log and positive) else 0.0
+    labelled: set[str] = set()
+    for ci, (cat, ser) in enumerate(zip(categories, present)):
+        for k, s in enumerate(ser):
+            v = values[(cat, s)]
+            x = ci + (k - (len(ser) - 1) / 2) * width
+            xs[(cat, s)] = x
+            height = v.median - bottom if v.median > bottom else 0.0
+            lo = max(0.0, v.median - v.lo) if v.lo is not None else 0.0
+            hi = max(0.0, v.hi - v.median) if v.hi is not None else 0.0
+            ax.bar(x, height, bottom=bottom, width=width * 0.9, color=colors[s], edgecolor="white",
+                   hatch=v.hatch, label=mpl_text(s) if s not in labelled else None,
+                   yerr=[[min(lo, max(0.0, v.median - bottom))], [hi]] if (lo or hi) else None, capsize=2.5,
+                   error_kw={"elinewidth": 0.9, "ecolor": "#333333"})
+            labelled.add(s)
+            ax.annotate(v.text or fmt(v.median), (x, v.median + hi if not log else (v.median + hi)),
+                        textcoords="offset points", xytext=(0, 3), ha="center", va="bottom",
+                        fontsize=label_size, rotation=90 if width < 0.2 else 0)
+    ax.set_xticks(range(len(categories)))
+    ax.set_xticklabels([mpl_text(c) for c in categories], fontsize=8.5)
+    ax.set_xlim(-0.6, len(categories) - 0.4)
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom, top * (6.0 if width < 0.2 else 3.0))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    else:
+        ax.set_ylim(0, top * (1.35 if width < 0.2 else 1.18) if top > 0 else 1.0)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    return xs
+
+
+def _result_series(results: Sequence[LoadedResult]) -> tuple[dict[int, str], dict[str, str]]:
+    """Series names ("[2] b.json (host)") and colours for plots whose bars are told apart by result."""
+    names = result_names(results)
+    series = {r.index: (f"[{r.index + 1}] {names[r.index]}" if len(results) > 1 else names[r.index]) for r in results}
+    if len(results) == 1:
+        return series, {s: "#4c78a8" for s in series.values()}
+    return series, {s: result_color(i) for i, s in series.items()}
+
+
+def _condition_text(params: dict[str, Any], keys: Sequence[str]) -> str:
+    parts = []
+    for k in keys:
+        v = params.get(k)
+        if v is None:
+            continue
+        if k in ("bytes", "stride") and _is_number(v):
+            parts.append(f"{k} {format_bytes(v)}")
+        else:
+            parts.append(f"{k} {v}")
+    return ", ".join(parts)
+
+
+OVERLAP_VARIANT_ORDER = ["pinned_event_wait", "pinned_device_sync", "pinned_same_stream", "pageable_separate_stream"]
+OVERLAP_VARIANT_LABELS = {
+    "pinned_event_wait": "pinned\nevent wait",
+    "pinned_device_sync": "pinned\ndevice sync",
+    "pinned_same_stream": "pinned\nsame stream",
+    "pageable_separate_stream": "pageable\nseparate stream",
+}
+
+
+def _ordered(value: str, order: Sequence[str]) -> tuple[int, str]:
+    return (order.index(value) if value in order else len(order), value)
+
+
+def _ideal_seconds(case: dict[str, Any]) -> float | None:
+    """The ideal iteration the overlap family divides by, max(copy alone, kernel alone): per sample
+    time_per_iteration / ratio_to_ideal, the median of those."""
+    metrics = case.get("metrics") or {}
+    t = (metrics.get("time_per_iteration") or {}).get("samples")
+    r = (metrics.get("ratio_to_ideal") or {}).get("samples")
+    if not isinstance(t, list) or not isinstance(r, list) or len(t) != len(r):
+        return None
+    ideals = sorted(a / b for a, b in zip(t, r) if _plottable(a) and _plottable(b) and b > 0)
+    if not ideals:
+        return None
+    n = len(ideals)
+    return ideals[n // 2] if n % 2 else (ideals[n // 2 - 1] + ideals[n // 2]) / 2
+
+
+def _contributing(results: Sequence[LoadedResult], drawn: Sequence[tuple[LoadedResult, dict[str, Any]]]) \
+        -> list[LoadedResult]:
+    """The results that have a case in the figure: titles, legends and "[n]" marks name only those
+    (a family's plot from five files of which one has that family is that file's plot)."""
+    indexes = {r.index for r, _ in drawn}
+    return [r for r in results if r.index in indexes]
+
+
+def plot_overlap(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "overlap.png"
+    title = "Overlap: time per iteration against the ideal, and the share of the copy under a kernel"
+    ok, other = _select(results, lambda c: c.get("family") == "overlap")
+    ok = [(r, c) for r, c in ok if _stats(c, "time_per_iteration") is not None]
+    if not ok:
+        return PlotOutput(name, title, None, f"no ok overlap cases{_why_not(other)}")
+    results = _contributing(results, ok)
+    conditions = list(OrderedDict.fromkeys(_condition_text(_params(c), ("bytes", "kernel_us", "iterations"))
+                                           for _, c in ok))
+
+    def category(c: dict[str, Any]) -> str:
+        p = _params(c)
+        label = OVERLAP_VARIANT_LABELS.get(str(p.get("variant")), str(p.get("variant")))
+        if len(conditions) > 1:
+            label += "\n" + _condition_text(p, ("bytes", "kernel_us", "iterations"))
+        return label
+
+    cases = sorted(ok, key=lambda rc: (conditions.index(_condition_text(_params(rc[1]), ("bytes", "kernel_us", "iterations"))),
+                                       _ordered(str(_params(rc[1]).get("variant")), OVERLAP_VARIANT_ORDER), rc[0].index))
+    categories = list(OrderedDict.fromkeys(category(c) for _, c in cases))
+    names, colors = _result_series(results)
+    times: dict[tuple[str, str], Value] = {}
+    fractions: dict[tuple[str, str], Value] = {}
+    ideals: dict[tuple[str, str], float] = {}
+    kernels: dict[tuple[str, str], float] = {}
+    for r, c in cases:
+        key = (category(c), names[r.index])
+        v = _value(c, "time_per_iteration", 1e3)
+        if v is not None:
+            times[key] = v
+        f = _value(c, "overlap_fraction")
+        if f is not None:
+            f.text = f"{f.median:.2f}"
+            fractions[key] = f
+        ideal = _ideal_seconds(c)
+        if ideal is not None:
+            ideals[key] = ideal * 1e3
+        k = _params(c).get("kernel_us")
+        if _is_number(k) and 0 < k <= PLOT_LIMIT:
+            kernels[key] = k / 1e3
+    series = [names[r.index] for r in results if any(k[1] == names[r.index] for k in times)]
+    fig = _new_figure(max(11.0, 3.0 + 2.4 * len(categories)), 5.8)
+    left, right = fig.subplots(1, 2, width_ratios=[3, 2])
+    xs = _series_bars(left, categories, series, times, colors, fmt=lambda v: f"{format_number(v)} ms")
+    width = 0.8 / max(1, len(series)) * 0.9
+    ideal_done = kernel_done = False
+    for key, x in xs.items():
+        if key in ideals:
+            left.hlines(ideals[key], x - width / 2, x + width / 2, colors="#111111", linewidth=2.2, zorder=5,
+                        label="ideal: max(copy alone, kernel alone)" if not ideal_done else None)
+            ideal_done = True
+        if key in kernels:
+            left.hlines(kernels[key], x - width / 2, x + width / 2, colors="#111111", linestyles=(0, (1, 1.5)),
+                        linewidth=1.4, zorder=5, label="kernel alone (kernel_us)" if not kernel_done else None)
+            kernel_done = True
+    top = max([v.hi or v.median for v in times.values()] + list(ideals.values()) + [0.0])
+    left.set_ylim(0, top * 1.2)
+    left.set_ylabel("time per iteration (ms), median; bars p10–p90")
+    left.set_title("time per iteration vs ideal (lower is better)", fontsize=10)
+    left.legend(fontsize=8, loc="upper left", framealpha=0.9)
+    if fractions:
+        _series_bars(right, categories, series, fractions, colors, fmt=lambda v: f"{v:.2f}")
+        right.set_ylim(0, 1.18)
+    else:
+        right.text(0.5, 0.5, "no overlap_fraction metric", transform=right.transAxes, ha="center", va="center")
+    right.set_ylabel("overlap fraction (share of the copy time under a kernel)")
+    right.set_title("overlap fraction, CUPTI timeline (higher is better)", fontsize=10)
+    if len(categories) > 4:
+        for ax in (left, right):
+            for label in ax.get_xticklabels():
+                label.set_rotation(20)
+                label.set_horizontalalignment("right")
+    cond = conditions[0] if len(conditions) == 1 else f"{len(conditions)} conditions"
+    fig.suptitle(mpl_text(f"{title}\n{cond} — {_title_suffix(results)}"), fontsize=11)
+    footnote = ["event wait / device sync: the copy on its own stream, the kernel waiting on an event / the host "
+                "synchronising the device; same stream: copy and kernel on one stream",
+                "ideal per sample = time_per_iteration / ratio_to_ideal (the family's max(copy alone, kernel "
+                "alone)); a ratio near 1 means the copy hides under the kernel"]
+    entries: list[tuple[Any, str]] = []
+    if len(results) > 1:
+        entries = [(Line2D([0], [0], color=colors[s], linewidth=8), s) for s in series]
+    _finish(fig, entries, footnote + _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+SMALL_METHOD_ORDER = ["individual", "coalesced", "batched", "graph", "gather_kernel"]
+SMALL_METHOD_COLORS = {"individual": "#d62728", "coalesced": "#ff7f0e", "batched": "#1f77b4", "graph": "#9467bd",
+                       "gather_kernel": "#2ca02c"}
+
+
+def plot_small_copies(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "small_copies.png"
+    title = "Small copies: N pieces of S bytes per batch, by method"
+    ok, other = _select(results, lambda c: c.get("family") == "small_copies")
+    ok = [(r, c) for r, c in ok if _stats(c, "time_per_batch") is not None]
+    if not ok:
+        return PlotOutput(name, title, None, f"no ok small_copies cases{_why_not(other)}")
+    results = _contributing(results, ok)
+    multi = len(results) > 1
+    names = result_names(results)
+
+    def condition(c: dict[str, Any]) -> tuple[str, float, float]:
+        p = _params(c)
+        count, size = p.get("count"), p.get("bytes")
+        text = (f"{str(p.get('direction', 'h2d')).upper()}\n{count} × "
+                f"{format_bytes(size) if _is_number(size) else size}")
+        return (text, str(p.get("direction", "h2d")) != "h2d", -(count if _is_number(count) else 0))
+
+    conds = sorted(OrderedDict.fromkeys(condition(c) for _, c in ok), key=lambda t: (t[1], t[2]))
+    categories = [t[0] for t in conds]
+    methods = sorted(OrderedDict.fromkeys(str(_params(c).get("method")) for _, c in ok),
+                     key=lambda m: _ordered(m, SMALL_METHOD_ORDER))
+    used: dict[str, str] = {}
+
+    def series_of(r: LoadedResult, c: dict[str, Any]) -> str:
+        m = str(_params(c).get("method"))
+        return f"{m} [{r.index + 1}]" if multi else m
+
+    series = [f"{m} [{r.index + 1}]" if multi else m for m in methods for r in (results if multi else results[:1])]
+    colors: dict[str, str] = {}
+    for m in methods:
+        base = _color_for(m, SMALL_METHOD_COLORS, used)
+        for r in results:
+            colors[f"{m} [{r.index + 1}]" if multi else m] = _lighten(base, min(0.6, 0.25 * r.index)) if multi else base
+    panels = (("time_per_batch", 1e6, "time per batch (µs, log), median; bars p10–p90", "time per batch (lower is better)"),
+              ("api_calls_per_batch", 1.0, "CUDA API calls per batch (log)", "API calls per batch"),
+              ("issue_cpu_time", 1e6, "CPU time issuing a batch (µs, log)", "CPU time spent issuing (lower is better)"))
+    values = {m: {} for m, *_ in panels}  # type: dict[str, dict[tuple[str, str], Value]]
+    for r, c in ok:
+        for metric, scale, *_ in panels:
+            v = _value(c, metric, scale)
+            if v is not None and v.median > 0:
+                if metric == "api_calls_per_batch":
+                    v.text = f"{v.median:g}"
+                values[metric][(condition(c)[0], series_of(r, c))] = v
+    present = [p for p in panels if values[p[0]]]
+    series = [s for s in series if any(k[1] == s for vals in values.values() for k in vals)]
+    fig = _new_figure(max(11.0, 2.0 + 0.5 * len(categories) * len(series)), 3.2 * len(present) + 1.0)
+    axes = fig.subplots(len(present), 1, squeeze=False)[:, 0]
+    for ax, (metric, _scale, ylabel, desc) in zip(axes, present):
+        _series_bars(ax, categories, series, values[metric], colors, log=True,
+                     fmt=(lambda v: f"{v:g}") if metric == "api_calls_per_batch" else format_number)
+        ax.set_ylabel(mpl_text(ylabel), fontsize=8.5)
+        ax.set_title(desc, fontsize=10)
+    axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8.5, title="method", title_fontsize=9,
+                   framealpha=0.9)
+    fig.suptitle(mpl_text(f"{title}\n{_title_suffix(results)}"), fontsize=11)
+    footnote = ["coalesced: packing on the host + one copy (pack_time, copy_time in the HTML tables); gather_kernel: "
+                "one kernel reading mapped pinned memory"]
+    if multi:
+        footnote += [f"[{r.index + 1}] {names[r.index]}" for r in results]
+    _finish(fig, [], footnote + _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+UM_METHOD_ORDER = ["fault", "prefetch", "advise_preferred_gpu", "advise_accessed_by", "gpu_to_cpu"]
+
+
+def um_counts(case: dict[str, Any]) -> dict[str, Any] | None:
+    """The um_counters check's value ({gpu_fault_groups: [...], bytes_h2d: [...], ..., complete}), if any."""
+    for ch in case.get("checks") or []:
+        if isinstance(ch, dict) and ch.get("name") == "um_counters" and isinstance(ch.get("value"), dict):
+            return ch["value"]
+    return None
+
+
+def _median_list(values: Any) -> Value | None:
+    nums = sorted(v for v in values if _plottable(v)) if isinstance(values, list) else []
+    if not nums:
+        return None
+    n = len(nums)
+    med = nums[n // 2] if n % 2 else (nums[n // 2 - 1] + nums[n // 2]) / 2
+    return Value(med, nums[0], nums[-1])
+
+
+def plot_unified_memory(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "unified_memory.png"
+    title = "Unified memory: fault-driven migration vs prefetch vs advice"
+    ok, other = _select(results, lambda c: c.get("family") == "unified_memory")
+    ok = [(r, c) for r, c in ok if _stats(c, "time") is not None]
+    if not ok:
+        return PlotOutput(name, title, None, f"no ok unified_memory cases{_why_not(other)}")
+    results = _contributing(results, ok)
+    sizes = {_params(c).get("bytes") for _, c in ok}
+
+    def category(c: dict[str, Any]) -> str:
+        p = _params(c)
+        label = str(p.get("method")).replace("advise_", "advise\n")
+        if _is_number(p.get("stride")):
+            label += f"\nstride {format_bytes(p['stride'])}"
+        if len(sizes) > 1 and _is_number(p.get("bytes")):
+            label += f"\n{format_bytes(p['bytes'])}"
+        return label
+
+    def sort_key(rc: tuple[LoadedResult, dict[str, Any]]) -> tuple[Any, ...]:
+        p = _params(rc[1])
+        return (_ordered(str(p.get("method")), UM_METHOD_ORDER), p.get("stride") if _is_number(p.get("stride")) else 0,
+                p.get("bytes") if _is_number(p.get("bytes")) else 0, rc[0].index)
+
+    ok.sort(key=sort_key)
+    categories = list(OrderedDict.fromkeys(category(c) for _, c in ok))
+    names, colors = _result_series(results)
+    panels: list[tuple[str, str, dict[tuple[str, str], Value], bool]] = [
+        ("time", "time per pass (ms, log), median; bars p10–p90", {}, True),
+        ("time_per_mib", "time per MiB migrated (µs/MiB, log)", {}, True),
+        ("gpu_fault_groups", "fault groups per sample (median; min–max)", {}, False),
+        ("migrated", "MiB migrated per sample (median; min–max)", {}, False),
+    ]
+    incomplete = 0
+    for r, c in ok:
+        key = (category(c), names[r.index])
+        counts = um_counts(c)
+        lossy = isinstance(counts, dict) and counts.get("complete") is False
+        incomplete += 1 if lossy else 0
+        hatch = "///" if lossy else None
+        for metric, _label, vals, _log in panels:
+            v: Value | None
+            if metric == "time":
+                v = _value(c, "time", 1e3)
+            elif metric == "time_per_mib":
+                v = _value(c, "time_per_mib", 1e6)
+            elif counts is None:
+                v = None
+            elif metric == "gpu_fault_groups":
+                v = _median_list(counts.get("gpu_fault_groups"))
+                if v is not None:
+                    v.text = f"{v.median:g}"
+            else:
+                h2d, d2h = counts.get("bytes_h2d"), counts.get("bytes_d2h")
+                both = [a + b for a, b in zip(h2d, d2h) if _plottable(a) and _plottable(b)] \
+                    if isinstance(h2d, list) and isinstance(d2h, list) else []
+                v = _median_list([x / (1 << 20) for x in both])
+            if v is None or (_log and v.median <= 0):
+                continue
+            v.hatch = hatch if metric in ("gpu_fault_groups", "migrated") else None
+            vals[key] = v
+    present = [p for p in panels if p[2]]
+    series = [names[r.index] for r in results if any(k[1] == names[r.index] for p in present for k in p[2])]
+    fig = _new_figure(max(12.0, 2.0 + 1.1 * len(categories) * max(1, len(series))), 7.6)
+    axes = fig.subplots(2, 2).flatten()
+    for ax, (metric, label, vals, log) in zip(axes, panels):
+        if not vals:
+            ax.text(0.5, 0.5, "no counts in these results (um_counters)", transform=ax.transAxes, ha="center",
+                    va="center", color="#555555")
+            ax.set_axis_off()
+            continue
+        _series_bars(ax, categories, series, vals, colors, log=log, label_size=7)
+        ax.set_ylabel(mpl_text(label), fontsize=8)
+        ax.set_title({"time": "time per pass (lower is better)", "time_per_mib": "time per MiB migrated (lower is better)",
+                      "gpu_fault_groups": "GPU page-fault groups (CUPTI um_counters)",
+                      "migrated": "bytes migrated, H2D + D2H (CUPTI um_counters)"}[metric], fontsize=10)
+        for t in ax.get_xticklabels():
+            t.set_fontsize(7.5)
+    if len(series) > 1:
+        axes[0].legend(fontsize=8, loc="upper left", framealpha=0.9)
+    sizes_text = ", ".join(format_bytes(s) for s in sorted(s for s in sizes if _is_number(s)))
+    fig.suptitle(mpl_text(f"{title}\nmanaged buffer {sizes_text} — {_title_suffix(results)}"), fontsize=11)
+    footnote = []
+    if incomplete:
+        footnote.append(f"hatched: counts INCOMPLETE in {incomplete} case(s) (CUPTI lost records, um_counters "
+                        "complete = false): lower bounds")
+    _finish(fig, [], footnote + _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+PEER_METHOD_ORDER = ["peer_access", "sm_read", "no_peer_access", "two_hop"]
+PEER_METHOD_COLORS = {"peer_access": "#1f77b4", "sm_read": "#2ca02c", "no_peer_access": "#d62728", "two_hop": "#ff7f0e"}
+MAX_PEER_GPUS = 16
+
+
+def _pair(case: dict[str, Any]) -> tuple[int, int] | None:
+    m = re.fullmatch(r"(\d{1,4})-(\d{1,4})", str(_params(case).get("pair", "")))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def plot_peer_bandwidth(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "peer_bandwidth.png"
+    title = "Peer copies: bandwidth per GPU pair (source → destination), by method"
+    ok, other = _select(results, lambda c: c.get("family") == "peer" and _params(c).get("measure", "bandwidth") == "bandwidth")
+    ok = [(r, c) for r, c in ok if _pair(c) is not None and _stats(c, "bandwidth") is not None]
+    if not ok:
+        return PlotOutput(name, title, None, f"no ok peer bandwidth cases with a GPU pair{_why_not(other)}")
+    results = _contributing(results, ok)
+    multi = len(results) > 1
+    names = result_names(results)
+    # Per (result, direction, method): the largest size measured (where a link reaches its rate).
+    panels: OrderedDict[tuple[int, str, str], dict[tuple[int, int], float]] = OrderedDict()
+    largest: dict[tuple[int, str, str], float] = {}
+    for r, c in ok:
+        p = _params(c)
+        key = (r.index, str(p.get("direction", "uni")), str(p.get("method")))
+        b = _bytes(c) or 0
+        largest[key] = max(largest.get(key, 0), b)
+    gpus = sorted({g for _, c in ok for g in _pair(c) or ()})[:MAX_PEER_GPUS]
+    links: dict[tuple[int, int], str] = {}
+    for r, c in ok:
+        p = _params(c)
+        key = (r.index, str(p.get("direction", "uni")), str(p.get("method")))
+        pair = _pair(c)
+        if (_bytes(c) or 0) != largest[key] or pair is None or pair[0] not in gpus or pair[1] not in gpus:
+            continue
+        panels.setdefault(key, {})[pair] = _stats(c, "bandwidth")["median"]  # type: ignore[index]
+        links[pair] = str(p.get("link", ""))
+    keys = sorted(panels, key=lambda k: (k[0], k[1] != "uni", _ordered(k[2], PEER_METHOD_ORDER)))
+    cols = min(4, len(keys))
+    nrows = math.ceil(len(keys) / cols)
+    n = len(gpus)
+    cell = max(0.3, min(0.8, 2.6 / n))
+    fig = _new_figure(cols * (n * cell + 1.1) + 1.4, nrows * (n * cell + 1.1) + 1.2)
+    axes = fig.subplots(nrows, cols, squeeze=False).flatten()
+    vmax = max(v for p in panels.values() for v in p.values())
+    norm = mcolors.LogNorm(vmin=max(vmax / 1000, min(v for p in panels.values() for v in p.values() if v > 0)),
+                           vmax=vmax) if vmax > 0 else None
+    cmap = matplotlib.colormaps["viridis"]
+    image = None
+    for ax, key in zip(axes, keys):
+        grid = [[math.nan] * n for _ in range(n)]
+        for (s, d), v in panels[key].items():
+            grid[gpus.index(s)][gpus.index(d)] = v if v > 0 else math.nan
+        image = ax.imshow(grid, cmap=cmap, norm=norm, aspect="equal")
+        for i in range(n):
+            for j in range(n):
+                v = grid[i][j]
+                if i == j:
+                    text, color = "—", "#999999"
+                elif math.isnan(v):
+                    text, color = "n/a", "#999999"
+                else:
+                    text = f"{v:.3g}"
+                    color = "white" if norm is None or norm(v) < 0.6 else "black"
+                ax.text(j, i, text, ha="center", va="center", fontsize=8 if n <= 6 else 6.5 if n <= 10 else 5,
+                        color=color)
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+        ax.set_xticklabels([f"GPU {g}" for g in gpus], fontsize=7.5)
+        ax.set_yticklabels([f"GPU {g}" for g in gpus], fontsize=7.5)
+        ax.set_xlabel("destination", fontsize=8)
+        ax.set_ylabel("source", fontsize=8)
+        ri, direction, method = key
+        size = format_bytes(largest[key])
+        ax.set_title(mpl_text(f"{method} · {direction} · {size}" + (f"\n[{ri + 1}] {names[ri]}" if multi else "")),
+                     fontsize=9)
+    for ax in axes[len(keys):]:
+        ax.set_axis_off()
+    if image is not None:
+        bar = fig.colorbar(image, ax=list(axes[:len(keys)]), shrink=0.8, pad=0.02)
+        bar.set_label("bandwidth (GB/s, median, log colour scale)", fontsize=8.5)
+        bar.ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        bar.ax.yaxis.set_minor_formatter(NullFormatter())
+    fig.suptitle(mpl_text(f"{title}\n{_title_suffix(results)}"), fontsize=11)
+    link_text = "; ".join(f"{s}→{d} {links[(s, d)]}" for s, d in sorted(links) if links[(s, d)])
+    footnote = ["each panel at the largest transfer size measured for that method; bi: both directions' bytes over "
+                "the block time; n/a: not measured (skipped, e.g. no peer access on that pair)"]
+    if link_text:
+        footnote.append("links: " + (link_text if len(link_text) < 160 else link_text[:157] + "…"))
+    _finish(fig, [], footnote + _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+def plot_peer_latency(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "peer_latency.png"
+    title = "Peer copies: latency of small copies by method and link"
+    ok, other = _select(results, lambda c: c.get("family") == "peer" and _params(c).get("measure") == "latency")
+    ok = [(r, c) for r, c in ok if _bytes(c)]
+    if not ok:
+        return PlotOutput(name, title, None, f"no ok peer latency cases{_why_not(other)}")
+    results = _contributing(results, ok)
+    multi = len(results) > 1
+    metrics = (("time_per_copy", "time per copy inside a latched block"),
+               ("round_trip_time", "round trip: issue to completion seen by the host"))
+    # (metric, result, method, link) -> bytes -> medians over the pairs
+    acc: dict[tuple[str, int, str, str], dict[float, list[float]]] = {}
+    for r, c in ok:
+        p = _params(c)
+        for m, _ in metrics:
+            s = _stats(c, m)
+            if s is not None:
+                acc.setdefault((m, r.index, str(p.get("method")), str(p.get("link", ""))), {}) \
+                    .setdefault(float(_bytes(c) or 0), []).append(s["median"] * 1e6)
+    fig = _new_figure(13, 6.0)
+    axes = fig.subplots(1, 2, sharey=True)
+    link_styles = {l: RESULT_STYLES[i % len(RESULT_STYLES)]
+                   for i, l in enumerate(sorted({k[3] for k in acc}))}
+    used: dict[str, str] = {}
+    sizes: list[float] = []
+    for ax, (m, desc) in zip(axes, metrics):
+        for key in sorted((k for k in acc if k[0] == m), key=lambda k: (_ordered(k[2], PEER_METHOD_ORDER), k[3], k[1])):
+            _, ri, method, link = key
+            pts = [Point(b, sorted(v)[len(v) // 2], min(v), max(v)) for b, v in sorted(acc[key].items())]
+            sizes += [p.x for p in pts]
+            label = f"{method} · {link or 'link n/a'}" + (f" · [{ri + 1}]" if multi else "")
+            _errorbar(ax, pts, color=_color_for(method, PEER_METHOD_COLORS, used),
+                      linestyle=result_style(ri) if multi else link_styles[link],
+                      marker=result_marker(ri) if multi else "o", fillstyle=result_fill(ri) if multi else "full",
+                      label=mpl_text(label))
+        ax.set_title(desc, fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.set_xlabel("transfer size (bytes, log2 scale)")
+    for ax in axes:
+        if sizes:
+            _size_axis(ax, sizes)
+        _log_value_axis(ax)
+    axes[0].set_ylabel("time (µs, log scale): median over the pairs of that link; bars min–max")
+    handles, labels = axes[0].get_legend_handles_labels()
+    axes[1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, framealpha=0.9,
+                   title="method · link", title_fontsize=9)
+    fig.suptitle(mpl_text(f"{title}\n{_title_suffix(results)}"), fontsize=11)
+    _finish(fig, _result_entries(results, styled=True), _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+MAX_PERCENTILE_ROWS = 60
+PERCENTILE_COLORS = {"p50": "#1f77b4", "p90": "#2ca02c", "p99": "#ff7f0e", "p99.9": "#d62728", "max": "#444444"}
+PERCENTILE_MARKERS = {"p50": "o", "p90": "s", "p99": "D", "p99.9": "^", "max": "x"}
+
+
+def plot_serving_percentiles(results: Sequence[LoadedResult]) -> PlotOutput:
+    name = "serving_percentiles.png"
+    title = "Serving: latency percentiles per case"
+    ok, other = _select(results, lambda c: c.get("family") == "serving")
+    rows = [(r, c) for r, c in ok if any(distribution(c, m) is not None for m, _ in SERVING_LATENCY_METRICS)]
+    if not rows:
+        return PlotOutput(name, title, None, f"no ok serving cases with per-request distributions{_why_not(other)}")
+    results = _contributing(results, rows)
+    multi = len(results) > 1
+    rows.sort(key=lambda rc: (_condition_sort_key(_params(rc[1])), _strategy_sort_key(str(_params(rc[1]).get("strategy"))),
+                              rc[0].index))
+    hidden = rows[MAX_PERCENTILE_ROWS:]
+    rows = rows[:MAX_PERCENTILE_ROWS]
+    fig = _new_figure(16, 1.6 + 0.3 * len(rows))
+    axes = fig.subplots(1, len(SERVING_LATENCY_METRICS), sharey=True, squeeze=False)[0]
+    # What every row has in common goes into the title; a row says what tells it apart.
+    parts = [serving_condition_label(_params(c)).split(" · ") for _, c in rows]
+    common = [x for x in parts[0] if all(x in p for p in parts[1:])] if len(rows) > 1 else []
+    labels = [mpl_text(" · ".join([strategy_label(_params(c))] + [x for x in p if x not in common])
+                       + (f" [{r.index + 1}]" if multi else "")) for (r, c), p in zip(rows, parts)]
+    labels = [t if len(t) <= 140 else t[:139] + "…" for t in labels]
+    lo, hi = math.inf, 0.0
+    for ax, (metric, desc) in zip(axes, SERVING_LATENCY_METRICS):
+        for i, (r, c) in enumerate(rows):
+            d = distribution(c, metric)
+            if d is None:
+                continue
+            vals = [(k, d.values[k] * 1e6) for k in rf.DISTRIBUTION_STATISTICS if d.values.get(k, 0) > 0]
+            if not vals:
+                continue
+            ax.plot([v for _, v in vals], [i] * len(vals), color="#bbbbbb", linewidth=1, zorder=1)
+            for k, v in vals:
+                ax.plot([v], [i], linestyle="none", marker=PERCENTILE_MARKERS[k], color=PERCENTILE_COLORS[k],
+                        markersize=5.5, zorder=3, label=k if i == 0 else None)
+            lo, hi = min(lo, min(v for _, v in vals)), max(hi, max(v for _, v in vals))
+        ax.set_title(desc, fontsize=10)
+        ax.set_xlabel("latency (µs, log scale)")
+        ax.grid(True, axis="x", which="major", alpha=0.3)
+    for ax in axes:
+        if hi > 0 and lo < math.inf:
+            ax.set_xscale("log")
+            ax.set_xlim(lo / 1.6, hi * 1.6)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    axes[0].set_yticks(range(len(rows)))
+    axes[0].set_yticklabels(labels, fontsize=7)
+    axes[0].set_ylim(len(rows) - 0.5, -0.5)
+    handles = [Line2D([0], [0], linestyle="none", marker=PERCENTILE_MARKERS[k], color=PERCENTILE_COLORS[k])
+               for k in rf.DISTRIBUTION_STATISTICS]
+    axes[-1].legend(handles, list(rf.DISTRIBUTION_STATISTICS), loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                    fontsize=8.5, title="statistic", title_fontsize=9)
+    fig.suptitle(mpl_text(f"{title}" + (f" ({' · '.join(common)})" if common else "")
+                          + f"\n{_title_suffix(results)}"), fontsize=11)
+    footnote = ["exact p50, p90, p99, p99.9 and max over every request of every repetition"]
+    if hidden:
+        footnote.append(f"… and {len(hidden)} more cases not shown (the HTML table lists every case)")
+    _finish(fig, _result_entries(results, styled=False), footnote + _not_ok_summary(other) + _incomplete_notes(results))
+    return PlotOutput(name, title, fig)
+
+
+# Traces a result names (`timeline` of a case: a Chrome trace, overlap always, others with
+# `run --timeline`), drawn as Gantt charts with timeline.py.
+
+MAX_GANTT_PER_RESULT = 40
+
+
+def _load_timeline_module() -> Any:
+    name = "pathbench_report_timeline"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, _HERE / "timeline.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class TraceRef:
+    result: LoadedResult
+    case: dict[str, Any]
+    recorded: str          # the path as the result records it
+    path: Path | None      # where it was found, None when nowhere
+    png_name: str          # the Gantt chart's file name in the output directory
+
+
+def resolve_trace(result: LoadedResult, recorded: str) -> Path | None:
+    """Where a case's trace is: the recorded path (relative to the current directory, as pathbench
+    wrote it, or to the result's folder), else beside the result in <result>.timelines/ or its
+    folder by file name (a result copied with its traces)."""
+    p = Path(recorded)
+    candidates = [p] if p.is_absolute() else [p, result.path.parent / p]
+    candidates += [result.path.with_name(result.path.name + ".timelines") / p.name, result.path.parent / p.name]
+    for c in candidates:
+        try:
+            if c.is_file():
+                return c
+        except OSError:
+            continue
+    return None
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.-]", "_", text)[:150]
+
+
+def trace_refs(results: Sequence[LoadedResult]) -> list[TraceRef]:
+    refs = []
+    for r in results:
+        n = 0
+        for c in r.cases:
+            recorded = c.get("timeline")
+            if not isinstance(recorded, str) or not recorded:
+                continue
+            n += 1
+            if n > MAX_GANTT_PER_RESULT:
+                continue
+            stem = Path(recorded).name.removesuffix(".json").removesuffix(".trace")
+            prefix = f"r{r.index + 1}_" if len(results) > 1 else ""
+            refs.append(TraceRef(r, c, recorded, resolve_trace(r, recorded), f"gantt_{prefix}{_safe_name(stem)}.png"))
+    return refs
+
+
+def plot_gantt(ref: TraceRef) -> PlotOutput:
+    title = f"Timeline of {ref.case.get('id')}"
+    if ref.path is None:
+        return PlotOutput(ref.png_name, title, None, f"trace {rf.printable(ref.recorded)} not found (looked beside "
+                          f"{rf.printable(str(ref.result.path))} and in its .timelines folder)")
+    timeline = _load_timeline_module()
+    try:
+        chart = timeline.chart_of(ref.path, str(ref.case.get("id")))
+    except InputError as e:
+        return PlotOutput(ref.png_name, title, None, f"trace cannot be drawn: {rf.printable(str(e))}")
+    return PlotOutput(ref.png_name, title, timeline.draw(chart))
+
+
+# The family each plot draws (html.py leaves out the notes of plots whose family no result has).
+PLOT_FAMILIES = {"bandwidth_h2d.png": "copy", "bandwidth_d2h.png": "copy", "bandwidth_d2d.png": "copy",
+                 "latency.png": "copy", "pin_cost.png": "copy", "host_memory.png": "host_memory",
+                 "overlap.png": "overlap", "small_copies.png": "small_copies", "unified_memory.png": "unified_memory",
+                 "peer_bandwidth.png": "peer", "peer_latency.png": "peer"}
+FAMILY_PLOTS = ("overlap.png", "small_copies.png", "unified_memory.png", "peer_bandwidth.png", "peer_latency.png")
+
+
+def _describe_axes(ax: Axes) -> dict[str, Any]:
+    legend = ax.get_legend()
+    return {"title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
+            "xscale": ax.get_xscale(), "yscale": ax.get_yscale(),
+            "lines": len(ax.get_lines()), "patches": len(ax.patches), "images": len(ax.images),
+            "collections": len(ax.collections),
+            "xticklabels": [t.get_text() for t in ax.get_xticklabels()],
+            "yticklabels": [t.get_text() for t in ax.get_yticklabels()],
+            "texts": [t.get_text() for t in ax.texts],
+            "legend": [t.get_text() for t in legend.get_texts()] if legend is not None else []}
+
+
+def _handle_style(h: Any) -> list[Any] | None:
+    """[linestyle, marker, fillstyle, colour] of a legend handle drawn as a line, else None."""
+    if hasattr(h, "lines") and h.lines:  # an errorbar container
+        h = h.lines[0]
+    if not isinstance(h, Line2D):
+        return None
+    return [str(h.get_linestyle()), str(h.get_marker()), str(h.get_fillstyle()), mcolors.to_hex(h.get_color())]
+
+
+def describe(plot: PlotOutput) -> dict[str, Any]:
+    """What a figure holds, for --describe: its axes (titles, labels, scales, how many lines, bars
+    and images, tick labels, texts, legends) and the figure's own title and legends."""
+    out: dict[str, Any] = {"name": plot.name, "title": plot.title, "drawn": plot.figure is not None, "note": plot.note}
+    fig = plot.figure
+    if fig is None:
+        return out
+    axes = [ax for ax in fig.get_axes() if ax.get_label() != "<colorbar>"]
+    suptitle = getattr(fig, "_suptitle", None)
+    sub_titles = [getattr(sf, "_suptitle", None) for sf in getattr(fig, "subfigs", [])]
+    out.update({"suptitle": suptitle.get_text() if suptitle is not None else "",
+                "subfigure_titles": [t.get_text() for t in sub_titles if t is not None],
+                "axes": [_describe_axes(ax) for ax in axes],
+                "legends": [t.get_text() for lg in fig.legends for t in lg.get_texts()],
+                "legend_styles": [_handle_style(h) for lg in fig.legends for h in lg.legend_handles]})
+    return out
+
+
+SERVING_PLOTS = ("serving_latency.png", "serving_head_of_line.png", "serving_pool.png",
+                 "serving_percentiles.png")
 
 
 # What matplotlib raises for values it cannot lay out or draw. The inputs are checked and
@@ -1786,7 +2585,20 @@ def build_plots(results: Sequence[LoadedResult], compare: LoadedCompare | None =
         out += [_safely("serving_latency.png", "Serving latency percentiles", lambda: plot_serving_latency(results)),
                 _safely("serving_head_of_line.png", "Serving head-of-line blocking",
                         lambda: plot_serving_head_of_line(results)),
-                _safely("serving_pool.png", "Serving pinned pool", lambda: plot_serving_pool(results))]
+                _safely("serving_pool.png", "Serving pinned pool", lambda: plot_serving_pool(results)),
+                _safely("serving_percentiles.png", "Serving percentiles per case",
+                        lambda: plot_serving_percentiles(results))]
+    families = {c.get("family") for r in results for c in r.cases}
+    # A family's plot only when some result has that family: a copy sweep gets no notes about them.
+    for fam, plots in (("overlap", (("overlap.png", "Overlap", plot_overlap),)),
+                       ("small_copies", (("small_copies.png", "Small copies", plot_small_copies),)),
+                       ("unified_memory", (("unified_memory.png", "Unified memory", plot_unified_memory),)),
+                       ("peer", (("peer_bandwidth.png", "Peer bandwidth", plot_peer_bandwidth),
+                                 ("peer_latency.png", "Peer latency", plot_peer_latency)))):
+        if fam in families:
+            out += [_safely(name, title, functools.partial(make, results)) for name, title, make in plots]
+    out += [_safely(ref.png_name, f"Timeline of {ref.case.get('id')}", functools.partial(plot_gantt, ref))
+            for ref in trace_refs(results)]
     if compare is not None:
         out.append(_safely("compare.png", "Change of the headline metric", lambda: plot_compare(compare, results)))
     return out
@@ -1839,13 +2651,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the PNG files")
     parser.add_argument("--compare", type=Path, metavar="COMPARE_JSON",
                         help="a pathbench.compare/v1 file (from `pathbench compare --json`): adds compare.png")
+    parser.add_argument("--describe", type=Path, metavar="FILE.json",
+                        help="also write what each figure holds as JSON (per plot: drawn or why not; per axes: title, "
+                        "labels, scales, how many lines, bars and images, tick labels, texts, legend entries)")
     args = parser.parse_args(argv)
     results = [load_result(p) for p in args.results]
     compare = load_compare(args.compare) if args.compare else None
     # Before drawing: a file or FIFO where the directory should be is refused at once.
     rf.check_output_dir(args.out)
+    if args.describe is not None:
+        rf.check_output_file(args.describe)
     plots = build_plots(results, compare)
     written = write_plots(plots, args.out)
+    if args.describe is not None:
+        doc = {"results": [str(r.path) for r in results], "plots": [describe(p) for p in plots]}
+        rf.write_atomically(args.describe, (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     for p in plots:
         if p.figure is None:
             print(f"{PROG}: note: {p.name} skipped: {rf.printable(p.note)}", file=sys.stderr)

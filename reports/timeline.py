@@ -242,7 +242,9 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(1, limit - 1)] + "\u2026"
 
 
-def render(chart: Chart, out: Path) -> None:
+def draw(chart: Chart) -> Any:
+    """The Gantt chart as a matplotlib Figure (Agg), not yet saved: plot.py and html.py draw the
+    traces a result names with it."""
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
@@ -299,6 +301,17 @@ def render(chart: Chart, out: Path) -> None:
         color = "#c00000"
     fig.text(0.01, 0.01, note, fontsize=7, color=color)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
+def chart_of(path: Path, title: str | None = None) -> Chart:
+    """The chart of one trace file; InputError for a file timeline.py would refuse."""
+    events, other = load_trace(path)
+    return build_chart(events, other, title, path)
+
+
+def render(chart: Chart, out: Path) -> None:
+    fig = draw(chart)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, facecolor="white")
     # Written next to the target and renamed: a reader never sees half a PNG.

@@ -12,7 +12,21 @@ tests/fixtures/compare/h200-vs-degraded.json, the serving fixture tests/fixtures
 (generated, with per-operation distributions), and results derived from them here (a latency sweep
 with remote-node and failed cases, hostile strings, an `across` comparison, a second, slower serving
 node, serving cases without distributions or beyond what an axis holds, broken files).
-Runs in about 45 s on two cores.
+Also the plots of the other families from tests/fixtures/report_families/ (overlap, small_copies,
+unified_memory, peer: SYNTHETIC shape fixtures written by its generate.py, the overlap traces real
+H200 ones), their Gantt charts and the HTML page linking the traces, read back through
+plot.py --describe (axes titles, labels, legends). With --pathbench, the binary must accept every
+such fixture (`pathbench compare F F`, `pathbench export F --prometheus -`).
+Runs in about 4.5 minutes on the shared two-core development machine (CMake: TIMEOUT 600).
+
+Real H200 results to replace the synthetic fixtures with (then rerun this test; the scripts read
+any result of these families):
+  pathbench run scenarios/overlap.json -o tests/fixtures/report_families/h200-overlap.json
+      (traces into h200-overlap.json.timelines/; 4 cases, about 15 s)
+  pathbench run scenarios/small_copies.json -o tests/fixtures/report_families/h200-small-copies.json
+  pathbench run scenarios/unified_memory.json -o tests/fixtures/report_families/h200-unified-memory.json
+  pathbench run scenarios/peer.json --filter 'bytes=(65536|16777216|268435456|4|4096)$' \
+      -o tests/fixtures/report_families/h200x4-peer.json      (needs 2+ GPUs)
 """
 from __future__ import annotations
 
@@ -20,6 +34,7 @@ import argparse
 import base64
 import concurrent.futures
 import copy
+import functools
 import html.parser
 import importlib.util
 import json
@@ -32,12 +47,14 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 PYTHON: str = "python3"
 SOURCE: Path = Path(".")
 CHROMIUM: str | None = None
+PATHBENCH: str | None = None
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 3
@@ -45,7 +62,12 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MIN_WIDTH, MIN_HEIGHT = 400, 300
 ALL_PLOTS = ("bandwidth_h2d.png", "bandwidth_d2h.png", "bandwidth_d2d.png", "latency.png", "pin_cost.png",
              "host_memory.png")
-SERVING_PLOTS = ("serving_latency.png", "serving_head_of_line.png", "serving_pool.png")
+SERVING_PLOTS = ("serving_latency.png", "serving_head_of_line.png", "serving_pool.png", "serving_percentiles.png")
+FAMILY_FIXTURES = ("h200-overlap.json", "h200-small-copies.json", "h200-unified-memory.json", "h200x4-peer.json")
+FAMILY_PLOTS = {"h200-overlap.json": ("overlap.png",), "h200-small-copies.json": ("small_copies.png",),
+                "h200-unified-memory.json": ("unified_memory.png",),
+                "h200x4-peer.json": ("peer_bandwidth.png", "peer_latency.png")}
+OVERLAP_VARIANTS = ("pinned_event_wait", "pinned_device_sync", "pinned_same_stream", "pageable_separate_stream")
 DISTRIBUTION_STATISTICS = ("p50", "p90", "p99", "p99.9", "max")
 
 # Runs under --python: for each image, pixel statistics that tell a drawing from a blank canvas.
@@ -295,6 +317,42 @@ def make_serving_odd(dst: Path) -> Path:
     return write_json(dst, r)
 
 
+def family(name: str) -> Path:
+    return fixture("report_families", name)
+
+
+def make_many(dst: Path, n: int) -> list[Path]:
+    """n copies of the H200 result, each in a file of its own name: more results than any one style cycle."""
+    dst.mkdir(parents=True, exist_ok=True)
+    good = fixture("results", "h200-default.json").read_bytes()
+    paths = []
+    for i in range(n):
+        path = dst / f"node-{i:02d}.json"
+        path.write_bytes(good)
+        paths.append(path)
+    return paths
+
+
+def make_big_changes(dst: Path) -> Path:
+    """The compare fixture with one case at -100 % and one at +2500 % beside the small changes."""
+    c = load(fixture("compare", "h200-vs-degraded.json"))
+    movable = [case for case in c["cases"] if any(isinstance(m.get("change_pct"), (int, float)) for m in case["metrics"])]
+    for case, change in zip(movable[:2], (-100.0, 2500.0)):
+        next(m for m in case["metrics"] if isinstance(m.get("change_pct"), (int, float)))["change_pct"] = change
+    return write_json(dst, c)
+
+
+def make_overlap_elsewhere(dst: Path) -> Path:
+    """The overlap fixture moved to another folder without its traces; one case names a trace that is
+    not JSON: the result is valid, its Gantt charts cannot be drawn and must say why."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    r = load(family("h200-overlap.json"))
+    broken = dst.parent / "broken.trace.json"
+    broken.write_text("{ not a trace")
+    r["cases"][1]["timeline"] = str(broken)
+    return write_json(dst, r)
+
+
 class PageParser(html.parser.HTMLParser):
     """Checks nesting (every non-void element closed in order) and collects what the tests look at."""
 
@@ -309,6 +367,8 @@ class PageParser(html.parser.HTMLParser):
         self.texts: list[str] = []
         self.section_ids: list[str] = []
         self.tags: set[str] = set()
+        self.hrefs: list[str] = []
+        self.figure_ids: list[str] = []
         self._id_cell: list[str] | None = None
         self._id_depth = 0
 
@@ -319,6 +379,10 @@ class PageParser(html.parser.HTMLParser):
             self.imgs.append(a.get("src") or "")
         if tag == "section" and a.get("id"):
             self.section_ids.append(a["id"] or "")
+        if tag == "a" and a.get("href"):
+            self.hrefs.append(a["href"] or "")
+        if tag == "figure" and a.get("id"):
+            self.figure_ids.append(a["id"] or "")
         if tag in self.VOID:
             return
         self.stack.append(tag)
@@ -381,7 +445,22 @@ def setUpModule() -> None:  # noqa: N802 (unittest's name)
     (WORK / "node-b").mkdir()
     serving_b = make_serving_second_node(WORK / "node-b" / "h200-serving.json")
     serving_odd = make_serving_odd(WORK / "serving-odd.json")
+    fams = [family(n) for n in FAMILY_FIXTURES]
+    many = make_many(WORK / "many-in", 10)
+    big = make_big_changes(WORK / "big-changes.json")
+    elsewhere = make_overlap_elsewhere(WORK / "moved" / "overlap.json")
     jobs = {
+        "families": lambda: plot_py(*fams, "--out", WORK / "families", "--describe", WORK / "families.describe.json"),
+        **{f"fam_{n}": functools.partial(plot_py, family(n), "--out", WORK / f"fam_{n}", "--describe",
+                                         WORK / f"fam_{n}.describe.json") for n in FAMILY_FIXTURES},
+        "many": lambda: plot_py(*many, "--out", WORK / "many", "--describe", WORK / "many.describe.json"),
+        "big_changes": lambda: plot_py(results / "h200-default.json", "--compare", big, "--out", WORK / "big_changes",
+                                       "--describe", WORK / "big_changes.describe.json"),
+        "elsewhere": lambda: plot_py(elsewhere, "--out", WORK / "elsewhere"),
+        "html_families": lambda: html_py(*fams, "--out", WORK / "site" / "families.html"),
+        "html_two": lambda: html_py(results / "h200-default.json", results / "h200-copy-hugetlb.json", "--compare",
+                                    compare, "--out", WORK / "two.html"),
+        "html_elsewhere": lambda: html_py(elsewhere, "--out", WORK / "elsewhere.html"),
         "single": lambda: plot_py(results / "h200-default.json", "--out", WORK / "single"),
         "two": lambda: plot_py(results / "h200-default.json", results / "h200-copy-hugetlb.json", "--out", WORK / "two"),
         "compare": lambda: plot_py(results / "h200-default.json", "--compare", compare, "--out", WORK / "compare"),
@@ -395,7 +474,7 @@ def setUpModule() -> None:  # noqa: N802 (unittest's name)
         "html_floors": lambda: html_py(results / "h200-default.json", "--compare", floors, "--out", WORK / "floors.html"),
         "html_gate": lambda: html_py(results / "h200-default.json", "--compare", gate, "--out", WORK / "gate.html"),
         "floors": lambda: plot_py(results / "h200-default.json", "--compare", floors, "--out", WORK / "floors"),
-        "serving": lambda: plot_py(serving, "--out", WORK / "serving"),
+        "serving": lambda: plot_py(serving, "--out", WORK / "serving", "--describe", WORK / "serving.describe.json"),
         "serving_two": lambda: plot_py(serving, serving_b, "--out", WORK / "serving_two"),
         "serving_odd": lambda: plot_py(serving_odd, "--out", WORK / "serving_odd"),
         "html_serving": lambda: html_py(serving, "--out", WORK / "serving.html"),
@@ -483,7 +562,7 @@ class PlotTest(unittest.TestCase):
 
     def test_pngs_are_not_blank(self) -> None:
         pngs = sorted(p for name in ("single", "two", "compare", "cpu", "sweep", "across", "serving", "serving_two",
-                                     "serving_odd")
+                                     "serving_odd", "families", "big_changes")
                       if RUNS[name].returncode == 0 for p in (WORK / name).glob("*.png"))
         self.assertGreaterEqual(len(pngs), 30)
         for path, s in image_stats(pngs).items():
@@ -768,7 +847,7 @@ class HtmlTest(unittest.TestCase):
         section = page.split('<section id="serving">', 1)[1].split("</section>", 1)[0]
         for name in SERVING_PLOTS:
             self.assertIn(f'<figure id="plot-{name.removesuffix(".png")}"><img src="data:image/png;base64,', section)
-        self.assertEqual(section.count("<img "), 3)
+        self.assertEqual(section.count("<img "), len(SERVING_PLOTS))
         result = load(fixture("serving", "h200-serving.json"))
         self.assertEqual({c["id"] for c in result["cases"]} - p.ids, set(), "case ids not in the page")
         # Every case in the serving table (its id as the tooltip), with p50 .. max in µs.
@@ -800,7 +879,7 @@ class HtmlTest(unittest.TestCase):
         self.assertNotIn("request 7 <b>", page)
         self.assertIn("the device has one stream priority", words)
         self.assertIn("future_strategy", words)
-        self.assertEqual(page.count('<figure id="plot-serving_'), 3)
+        self.assertEqual(page.count('<figure id="plot-serving_'), len(SERVING_PLOTS))
 
     def test_no_serving_section_without_serving_cases(self) -> None:
         self.assertNotIn("serving", self.parsed.section_ids)
@@ -845,13 +924,324 @@ class HtmlTest(unittest.TestCase):
         self.assertTrue(all(abs(a - b) <= 12 for a, b in zip(s["top_left"], (0x1d, 0x23, 0x30))), s)
 
 
+def describe_of(name: str) -> dict[str, dict[str, Any]]:
+    """plot.py --describe of one run, by plot name."""
+    doc = load(WORK / f"{name}.describe.json")
+    return {p["name"]: p for p in doc["plots"]}
+
+
+def all_text(p: dict[str, Any]) -> str:
+    """Every string a described figure shows (titles, labels, ticks, texts, legends), joined."""
+    parts = [p.get("suptitle", ""), *p.get("subfigure_titles", []), *p.get("legends", [])]
+    for ax in p.get("axes", []):
+        parts += [ax["title"], ax["xlabel"], ax["ylabel"], *ax["xticklabels"], *ax["yticklabels"], *ax["texts"],
+                  *ax["legend"]]
+    return "\n".join(parts)
+
+
+class FamilyPlotTest(unittest.TestCase):
+    """The plots of overlap, small_copies, unified_memory, peer and the serving percentiles, from the
+    fixtures of tests/fixtures/report_families (synthetic shapes; real H200 traces)."""
+
+    def ok(self, name: str) -> subprocess.CompletedProcess[str]:
+        proc = RUNS[name]
+        self.assertEqual(proc.returncode, EXIT_OK, f"{name}: plot.py failed:\n{proc.stdout}\n{proc.stderr}")
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertNotIn("cannot be drawn", proc.stderr)
+        return proc
+
+    def gantt_names(self, prefix: str = "") -> set[str]:
+        r = load(family("h200-overlap.json"))
+        return {f"gantt_{prefix}" + Path(c["timeline"]).name.removesuffix(".json").removesuffix(".trace") + ".png"
+                for c in r["cases"]}
+
+    def test_each_family_alone(self) -> None:
+        for n, plots in FAMILY_PLOTS.items():
+            with self.subTest(fixture=n):
+                proc = self.ok(f"fam_{n}")
+                written = {Path(line).name for line in proc.stdout.splitlines() if line.strip()}
+                expected = set(plots) | (self.gantt_names() if n == "h200-overlap.json" else set())
+                self.assertEqual(written, expected)
+                for name in written:
+                    path = WORK / f"fam_{n}" / name
+                    self.assertGreater(path.stat().st_size, 20_000, path)
+                    w, h = png_size(path)
+                    self.assertGreaterEqual(w, MIN_WIDTH)
+                    self.assertGreaterEqual(h, MIN_HEIGHT)
+                # The copy plots of a result without copy cases are skipped with a note, as for serving.
+                self.assertRegex(proc.stderr, r"note: bandwidth_h2d\.png skipped")
+
+    def test_every_plot_from_all_fixtures_at_once(self) -> None:
+        proc = self.ok("families")
+        written = {Path(line).name for line in proc.stdout.splitlines() if line.strip()}
+        expected = {p for ps in FAMILY_PLOTS.values() for p in ps} | self.gantt_names("r1_")
+        self.assertEqual(written, expected)
+        described = describe_of("families")
+        self.assertEqual({n for n, p in described.items() if p["drawn"]}, expected)
+
+    def test_overlap_content(self) -> None:
+        p = describe_of("fam_h200-overlap.json")["overlap.png"]
+        self.assertEqual(len(p["axes"]), 2)
+        left, right = p["axes"]
+        self.assertIn("time per iteration vs ideal", left["title"])
+        self.assertIn("overlap fraction", right["title"])
+        self.assertEqual(left["patches"], 4)  # a bar per variant
+        self.assertIn("ideal: max(copy alone, kernel alone)", left["legend"])
+        self.assertEqual([t.replace("\n", " ") for t in left["xticklabels"]],
+                         ["pinned event wait", "pinned device sync", "pinned same stream", "pageable separate stream"])
+        r = load(family("h200-overlap.json"))
+        by_variant = {c["params"]["variant"]: c for c in r["cases"]}
+        frac = by_variant["pinned_event_wait"]["metrics"]["overlap_fraction"]["stats"]["median"]
+        self.assertIn(f"{frac:.2f}", right["texts"])
+        self.assertIn("6.17 ms", left["texts"])  # the event-wait median, written on its bar
+        self.assertIn("ratio_to_ideal", all_text(p))
+
+    def test_gantt_charts_of_the_traces(self) -> None:
+        described = describe_of("fam_h200-overlap.json")
+        r = load(family("h200-overlap.json"))
+        for c in r["cases"]:
+            name = "gantt_" + Path(c["timeline"]).name.removesuffix(".json").removesuffix(".trace") + ".png"
+            with self.subTest(case=c["id"]):
+                p = described[name]
+                self.assertTrue(p["drawn"])
+                self.assertEqual(p["axes"][0]["title"], c["id"])
+                self.assertTrue(any("stream" in t for t in p["axes"][0]["yticklabels"]))
+                self.assertGreater(p["axes"][0]["collections"], 1)  # the bars of copies and kernels
+
+    def test_missing_and_broken_traces_are_notes(self) -> None:
+        proc = RUNS["elsewhere"]
+        self.assertEqual(proc.returncode, EXIT_OK, proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertEqual(len(re.findall(r"note: gantt_\S+ skipped: trace \S+ not found", proc.stderr)), 3, proc.stderr)
+        self.assertRegex(proc.stderr, r"note: gantt_broken\.png skipped: trace cannot be drawn: .*broken\.trace\.json")
+        self.assertTrue((WORK / "elsewhere" / "overlap.png").is_file())
+        self.assertEqual(list((WORK / "elsewhere").glob("gantt_*")), [])
+
+    def test_small_copies_content(self) -> None:
+        p = describe_of("fam_h200-small-copies.json")["small_copies.png"]
+        titles = [ax["title"] for ax in p["axes"]]
+        self.assertEqual(titles, ["time per batch (lower is better)", "API calls per batch",
+                                  "CPU time spent issuing (lower is better)"])
+        self.assertTrue(all(ax["yscale"] == "log" for ax in p["axes"]))
+        self.assertEqual(p["axes"][0]["legend"], ["individual", "coalesced", "batched", "graph", "gather_kernel"])
+        self.assertEqual(p["axes"][0]["patches"], 19)  # a bar per case
+        self.assertIn("1024", p["axes"][1]["texts"])  # individual copies: one call per piece
+        self.assertIn("H2D\n1024 × 4 KiB", p["axes"][0]["xticklabels"])
+
+    def test_unified_memory_content(self) -> None:
+        p = describe_of("fam_h200-unified-memory.json")["unified_memory.png"]
+        titles = [ax["title"] for ax in p["axes"]]
+        self.assertIn("GPU page-fault groups (CUPTI um_counters)", titles)
+        self.assertIn("time per MiB migrated (lower is better)", titles)
+        ticks = [t.replace("\n", " ") for t in p["axes"][0]["xticklabels"]]
+        self.assertEqual(ticks[:4], ["fault stride 4 KiB", "fault stride 64 KiB", "fault stride 2 MiB",
+                                     "prefetch stride 64 KiB"])
+        self.assertIn("gpu_to_cpu stride 4 KiB", ticks)
+        faults = p["axes"][titles.index("GPU page-fault groups (CUPTI um_counters)")]["texts"]
+        self.assertIn("19", faults)  # the 2 MiB-stride fault pass: 19 groups per sample
+        self.assertRegex("\n".join(p["legends"]), r"INCOMPLETE in 2 case")
+
+    def test_peer_content(self) -> None:
+        described = describe_of("fam_h200x4-peer.json")
+        bw = described["peer_bandwidth.png"]
+        self.assertEqual(len(bw["axes"]), 8)  # 4 methods x uni/bi
+        self.assertTrue(all(ax["images"] == 1 for ax in bw["axes"]))
+        self.assertEqual(bw["axes"][0]["xticklabels"], ["GPU 0", "GPU 1", "GPU 2", "GPU 3"])
+        self.assertEqual(bw["axes"][0]["title"], "peer_access · uni · 256 MiB")
+        self.assertIn("n/a", bw["axes"][0]["texts"])  # pair 0-3: no peer access, skipped
+        texts = bw["axes"][0]["texts"]
+        self.assertTrue(any(float(t) > 300 for t in texts if re.fullmatch(r"[\d.]+", t)), texts)  # NVLink
+        lat = described["peer_latency.png"]
+        self.assertEqual([ax["title"] for ax in lat["axes"]], ["time per copy inside a latched block",
+                                                                "round trip: issue to completion seen by the host"])
+        self.assertIn("peer_access · nvlink18", lat["axes"][1]["legend"])
+        self.assertIn("two_hop · host-staged", lat["axes"][1]["legend"])
+
+    def test_serving_percentiles_content(self) -> None:
+        p = describe_of("serving")["serving_percentiles.png"]
+        self.assertEqual(len(p["axes"]), 2)
+        self.assertEqual(p["axes"][1]["legend"], list(DISTRIBUTION_STATISTICS))
+        serving = load(fixture("serving", "h200-serving.json"))
+        self.assertEqual(len(p["axes"][0]["yticklabels"]), len(serving["cases"]))
+        self.assertEqual(p["axes"][0]["xscale"], "log")
+
+    def test_legends_name_files_and_styles_do_not_repeat(self) -> None:
+        self.ok("many")
+        for name in ("bandwidth_h2d.png", "bandwidth_d2h.png"):
+            with self.subTest(plot=name):
+                p = describe_of("many")[name]
+                files = [t for t in p["legends"] if re.match(r"\[\d+\] ", t)]
+                self.assertEqual(files, [f"[{i + 1}] node-{i:02d}.json (vm)" for i in range(10)])
+                self.assertFalse(any(re.search(r"\d{4}-\d\d-\d\dT", t) for t in p["legends"]), "timestamps in legend")
+                styles = [tuple(s) for s, t in zip(p["legend_styles"], p["legends"]) if t in files]
+                self.assertEqual(len(set(styles)), 10, styles)
+        # A family's plot from several files names the one file that has that family, without a timestamp.
+        overlap = describe_of("families")["overlap.png"]
+        self.assertIn("h200-overlap.json (vm)", overlap["axes"][0]["legend"])
+        self.assertNotRegex(all_text(overlap), r"\d{4}-\d\d-\d\dT\d\d")
+
+    def test_compare_axis_readable_for_small_changes(self) -> None:
+        self.ok("big_changes")
+        p = describe_of("big_changes")["compare.png"]
+        ax = p["axes"][0]
+        self.assertEqual(ax["xscale"], "symlog")
+        self.assertIn("+2500.0 % (clipped)", "".join(ax["texts"]))
+        self.assertIn("-100.0 %", "".join(ax["texts"]))
+        self.assertIn("+5 %", ax["xticklabels"])  # the linear part holds the noise band's ticks
+        self.assertRegex("\n".join(p["legends"]), r"linear within ±5 %")
+        # The ordinary comparison (changes within ±15 %) keeps a linear axis.
+        plain = {x["name"]: x for x in (load(WORK / "families.describe.json")["plots"])}
+        self.assertNotIn("compare.png", plain)
+
+    def test_bad_family_input_exits_3(self) -> None:
+        d = WORK / "bad-families"
+        d.mkdir(exist_ok=True)
+        overlap = load(family("h200-overlap.json"))
+        overlap["cases"][0]["timeline"] = 5
+        small = load(family("h200-small-copies.json"))
+        small["cases"][2]["metrics"]["api_calls_per_batch"]["samples"][1] = "many"
+        um = load(family("h200-unified-memory.json"))
+        del um["cases"][3]["metrics"]["time"]["stats"]
+        cases = {"overlap_timeline.json": (overlap, "/cases/0/timeline"),
+                 "small_samples.json": (small, "/cases/2/metrics/api_calls_per_batch/samples/1"),
+                 "um_stats.json": (um, "/cases/3/metrics/time")}
+        for name, (doc, pointer) in cases.items():
+            path = write_json(d / name, doc)
+            for tool, prog in ((plot_py, "plot.py"), (html_py, "html.py")):
+                with self.subTest(file=name, tool=prog):
+                    out = d / f"out-{prog}-{name}"
+                    args = [path, "--out", out] if prog == "plot.py" else [family("h200x4-peer.json"), path, "--out",
+                                                                         out.with_suffix(".html")]
+                    proc = tool(*args)
+                    self.assertEqual(proc.returncode, EXIT_BAD_INPUT, proc.stderr)
+                    self.assertIn(f"{prog}: error: {path}: {pointer}", proc.stderr)
+                    self.assertNotIn("Traceback", proc.stderr)
+                    self.assertEqual(proc.stdout, "")
+                    self.assertFalse(out.exists() or out.with_suffix(".html").exists(), "bad input wrote output")
+
+
+class FamilyFixtureTest(unittest.TestCase):
+    def test_generated(self) -> None:
+        proc = run([sys.executable, str(family("generate.py")), "--check"])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_marked_synthetic(self) -> None:
+        readme = family("README.md").read_text()
+        self.assertIn("Synthetic shape fixtures", readme)
+        for n in FAMILY_FIXTURES:
+            self.assertIn(n, readme)
+
+    def test_pathbench_accepts_them(self) -> None:
+        if not PATHBENCH:
+            self.skipTest("no --pathbench given")
+        for n in FAMILY_FIXTURES:
+            with self.subTest(fixture=n):
+                proc = run([PATHBENCH, "compare", str(family(n)), str(family(n))])
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertRegex(proc.stdout, r"cases: \d+ pass")
+                proc = run([PATHBENCH, "export", str(family(n)), "--prometheus", "-"])
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertIn("pathbench_", proc.stdout)
+
+
+class FamilyHtmlTest(unittest.TestCase):
+    page: str = ""
+    parsed: PageParser
+    chromium = HtmlTest.chromium
+    screenshot = HtmlTest.screenshot
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        for name in ("html_families", "html_two", "html_elsewhere"):
+            proc = RUNS[name]
+            if proc.returncode != 0:
+                raise AssertionError(f"{name}: html.py failed:\n{proc.stdout}\n{proc.stderr}")
+        cls.page = (WORK / "site" / "families.html").read_text(encoding="utf-8")
+        cls.parsed = parse_page(cls.page)
+
+    def test_well_formed(self) -> None:
+        for page in (WORK / "site" / "families.html", WORK / "two.html", WORK / "elsewhere.html"):
+            with self.subTest(page=page.name):
+                p = parse_page(page.read_text(encoding="utf-8"))
+                self.assertEqual(p.errors, [])
+                self.assertEqual(p.stack, [])
+
+    def test_an_image_per_family_plot(self) -> None:
+        for plots in FAMILY_PLOTS.values():
+            for name in plots:
+                self.assertIn(f"plot-{name.removesuffix('.png')}", self.parsed.figure_ids)
+        for src in self.parsed.imgs:
+            self.assertTrue(src.startswith("data:image/png;base64,"))
+        self.assertNotIn("bandwidth_h2d.png", self.page)  # no note per copy plot: no result has copy cases
+
+    def test_links_every_trace_and_embeds_its_gantt_chart(self) -> None:
+        self.assertIn("timelines", self.parsed.section_ids)
+        section = self.page.split('<section id="timelines">', 1)[1].split("</section>", 1)[0]
+        r = load(family("h200-overlap.json"))
+        traces = [h for h in self.parsed.hrefs if h.endswith(".trace.json")]
+        self.assertEqual(len(traces), len(r["cases"]))
+        for c in r["cases"]:
+            name = Path(c["timeline"]).name
+            with self.subTest(case=c["id"]):
+                href = next(h for h in traces if h.endswith(name))
+                self.assertFalse(re.match(r"(?i)(https?:|file:|/)", href), href)  # relative to the page
+                target = (WORK / "site" / urllib.parse.unquote(href)).resolve()
+                self.assertEqual(target, (family("h200-overlap.json.timelines") / name).resolve())
+                figure = f'<figure id="plot-gantt_r1_{name.removesuffix(".json").removesuffix(".trace")}"><img src='
+                self.assertTrue(figure + '"data:image/png;base64,' in section, f"no {figure}… in the timelines section")
+        self.assertEqual(section.count("<img "), len(r["cases"]))
+        self.assertIn('<a href="#timelines">timelines</a>', self.page)
+
+    def test_several_results_are_named_by_file(self) -> None:
+        text = "".join(self.parsed.texts)
+        self.assertIn("results", self.parsed.section_ids)
+        for i, n in enumerate(FAMILY_FIXTURES):
+            self.assertIn(f"[{i + 1}] {n} (vm)", text)
+        every = {c["id"] for n in FAMILY_FIXTURES for c in load(family(n))["cases"]}
+        self.assertEqual(every - self.parsed.ids, set(), "case ids not in the page")
+        two = (WORK / "two.html").read_text(encoding="utf-8")
+        p = parse_page(two)
+        head = two.split('<section id="cases">', 1)[1].split("</thead>", 1)[0]
+        self.assertIn("[1] h200-default.json (vm)", head)
+        self.assertIn("[2] h200-copy-hugetlb.json (vm)", head)
+        self.assertIn("verdicts", p.section_ids)
+        self.assertIn("not in this file", two)
+        self.assertRegex(p.texts and "".join(p.texts) or "", r"pathbench report: 2 results")
+
+    def test_missing_traces_are_said(self) -> None:
+        page = (WORK / "elsewhere.html").read_text(encoding="utf-8")
+        words = "".join(parse_page(page).texts)
+        self.assertEqual(words.count("not found (looked as recorded"), 3)
+        self.assertIn("trace cannot be drawn", words)
+
+    def test_bad_second_result_writes_nothing(self) -> None:
+        d = WORK / "bad-html-several"
+        d.mkdir(exist_ok=True)
+        broken = write_json(d / "broken.json", dict(load(family("h200-small-copies.json")), cases={}))
+        proc = html_py(family("h200-overlap.json"), broken, "--out", d / "x.html")
+        self.assertEqual(proc.returncode, EXIT_BAD_INPUT, proc.stderr)
+        self.assertIn(f"html.py: error: {broken}: /cases", proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertFalse((d / "x.html").exists())
+
+    def test_chromium_renders_the_families_page(self) -> None:
+        shot = WORK / "families-screenshot.png"
+        s = self.screenshot(WORK / "site" / "families.html", shot, 4000)
+        self.assertGreater(s["std"], 10.0, s)
+        self.assertGreaterEqual(s["colors"], 32, s)
+        self.assertGreater(s["non_background"], 0.05, s)
+        self.assertTrue(all(abs(a - b) <= 12 for a, b in zip(s["top_left"], (0x1d, 0x23, 0x30))), s)
+
+
 def main() -> int:
-    global PYTHON, SOURCE, CHROMIUM
+    global PYTHON, SOURCE, CHROMIUM, PATHBENCH
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--python", required=True, help="interpreter with reports/requirements.txt installed")
     parser.add_argument("--source", required=True, type=Path, help="the pathbench source tree")
     parser.add_argument("--chromium", help="headless Chromium binary (default: chromium on PATH)")
+    parser.add_argument("--pathbench", help="the pathbench binary: checks that it accepts the report fixtures")
     args, rest = parser.parse_known_args()
+    PATHBENCH = args.pathbench
     PYTHON = args.python
     SOURCE = args.source.resolve()
     CHROMIUM = args.chromium
