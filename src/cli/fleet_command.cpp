@@ -87,12 +87,16 @@ int fleet_command(const FleetCliOptions& options) {
       throw InputError(*path, "", concat("cannot write the fleet report: ", e.what()));
     }
   }
+  if (options.min_metrics < 1 || options.min_metrics > 100000) {
+    throw InputError::option("--min-metrics", "must be at least 1");
+  }
   const auto inputs = read_inputs(options.inputs);
   FleetOptions fleet;
   fleet.z_limit = options.z_limit;
   fleet.alpha = options.alpha;
   fleet.default_threshold_pct = options.threshold_pct;
   fleet.min_nodes = static_cast<std::size_t>(options.min_nodes);
+  fleet.min_metrics = static_cast<std::size_t>(options.min_metrics);
   const FleetReport report = analyze_fleet(inputs, fleet);
   const std::string text = fleet_text(report);
   const std::string json = fleet_json(report).dump(2) + "\n";

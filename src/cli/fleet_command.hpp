@@ -12,6 +12,7 @@ struct FleetCliOptions {
   double alpha = 0.001;
   double threshold_pct = 5.0;
   int min_nodes = 3;
+  int min_metrics = 2;
 };
 
 // Groups the results by node type and topology, flags the outlier nodes of each group (exit 1;

@@ -165,6 +165,11 @@ int main(int argc, char** argv) {
       ->add_option("--min-nodes", fleet.min_nodes,
                    "Smallest group that is judged; smaller groups are listed only")
       ->capture_default_str();
+  fleet_cmd
+      ->add_option("--min-metrics", fleet.min_metrics,
+                   "Outlier metrics that make a node an outlier (fewer: a suspect, listed "
+                   "but not failing); a failed case always does")
+      ->capture_default_str();
   fleet_cmd->add_option("--json", fleet.json_out, "Write pathbench.fleet/v1 JSON here");
   fleet_cmd->add_option("--junit", fleet.junit_out,
                         "Write JUnit XML here (a testsuite per group, a testcase per node)");

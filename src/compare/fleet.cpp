@@ -384,15 +384,19 @@ FleetGroup analyze_group(std::vector<NodeInput> nodes, const FleetOptions& optio
     std::stable_sort(found.begin(), found.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     for (auto& f : found) g.nodes[i].findings.push_back(std::move(f.second));
-    g.nodes[i].outlier = g.judged && (!g.nodes[i].failed_cases.empty() ||
-                                      std::any_of(found.begin(), found.end(),
-                                                  [](const auto& f) { return f.first > 0; }));
+    const auto bad = static_cast<std::size_t>(
+        std::count_if(found.begin(), found.end(), [](const auto& f) { return f.first > 0; }));
+    g.nodes[i].outlier_metrics = bad;
+    g.nodes[i].outlier =
+        g.judged && (!g.nodes[i].failed_cases.empty() || bad >= options.min_metrics);
+    g.nodes[i].suspect = g.judged && !g.nodes[i].outlier && bad > 0;
   }
   // Outliers first, keeping the label order; the values' node indices follow the new order.
   std::vector<std::size_t> order(g.nodes.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return g.nodes[a].outlier > g.nodes[b].outlier;
+    const auto rank = [](const FleetNode& n) { return n.outlier ? 2 : n.suspect ? 1 : 0; };
+    return rank(g.nodes[a]) > rank(g.nodes[b]);
   });
   std::vector<std::size_t> position(order.size());
   std::vector<FleetNode> sorted;

@@ -32,6 +32,12 @@ struct FleetOptions {
   // handful of nodes the spread is uncertain, and a fixed 3.5 would cry wolf on small groups.
   double z_limit = 3.5;
   double alpha = 0.001;
+  // A node is an outlier when at least this many of its metrics are: a degraded data path (a
+  // link trained low, contention, memory on the wrong node) moves several cases (every H2D size,
+  // pinned and registered), while a single run's tail moves one (on the H200, 3 of 18 unchanged
+  // runs had one metric just beyond its gate threshold, docs/measurements.md). A node with fewer
+  // is a suspect: listed with its findings, not failing. A failed case is always an outlier.
+  std::size_t min_metrics = 2;
   double default_threshold_pct = 5.0;  // for metrics whose case has no gate threshold
   // A group of fewer nodes is listed but not judged: its median and spread mean little.
   std::size_t min_nodes = 3;
@@ -79,6 +85,8 @@ struct FleetNode {
   std::string label;  // hostname, or the file's stem where hostnames repeat
   std::string file, hostname;
   bool outlier = false;
+  bool suspect = false;                   // some metric is an outlier, fewer than min_metrics
+  std::size_t outlier_metrics = 0;        // how many metrics are
   double worst_bad_z = 0;                 // over the judged metrics
   std::vector<std::string> findings;      // why it is an outlier (or ahead), worst first
   std::vector<std::string> failed_cases;  // "id: reason"; a failed case makes an outlier

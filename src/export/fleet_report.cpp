@@ -33,7 +33,7 @@ std::string group_title(const FleetGroup& g) {
 
 std::string verdict_word(const FleetGroup& g, const FleetNode& n) {
   if (!g.judged) return "not judged";
-  return n.outlier ? "OUTLIER" : "ok";
+  return n.outlier ? "OUTLIER" : n.suspect ? "suspect" : "ok";
 }
 
 }  // namespace
@@ -106,6 +106,7 @@ nlohmann::ordered_json fleet_json(const FleetReport& report) {
                   {"default_threshold_pct", report.options.default_threshold_pct},
                   {"min_nodes", report.options.min_nodes},
                   {"min_spread_fraction", report.options.min_spread_fraction},
+                  {"min_metrics", report.options.min_metrics},
                   {"busy_difference_points", report.options.busy_difference_points}};
   j["outliers"] = report.outliers();
   j["judged"] = report.judged();
@@ -124,6 +125,8 @@ nlohmann::ordered_json fleet_json(const FleetReport& report) {
       jn["hostname"] = n.hostname;
       jn["file"] = n.file;
       jn["outlier"] = n.outlier;
+      jn["suspect"] = n.suspect;
+      jn["outlier_metrics"] = n.outlier_metrics;
       jn["worst_bad_z"] = n.worst_bad_z;
       jn["findings"] = n.findings;
       jn["failed_cases"] = n.failed_cases;
@@ -260,7 +263,10 @@ std::string fleet_html(const FleetReport& report) {
       "probability alpha / nodes, alpha = ",
       fixed(report.options.alpha, 3),
       ") on the bad side <em>and</em> it is worse than the median by more than the "
-      "metric's gate threshold; a failed case also makes an outlier.</p>\n");
+      "metric's gate threshold. A node is an outlier when ",
+      std::to_string(report.options.min_metrics),
+      " or more of its metrics are, or a case failed on it; with fewer it is a suspect "
+      "(listed, not failing).</p>\n");
   out += concat("<p class=\"legend\">cell colour: <span style=\"background:",
                 heat_colour(2 * report.options.z_limit, report.options.z_limit),
                 "\">bad side</span><span style=\"background:",
@@ -307,7 +313,11 @@ std::string fleet_html(const FleetReport& report) {
           n.notes.empty()) {
         continue;
       }
-      out += concat("<h3>", markup_escape(n.label), n.outlier ? " (outlier)" : "", "</h3><ul>");
+      out += concat("<h3>", markup_escape(n.label),
+                    n.outlier   ? " (outlier)"
+                    : n.suspect ? " (suspect)"
+                                : "",
+                    "</h3><ul>");
       for (const auto& f : n.failed_cases) out += concat("<li>failed: ", markup_escape(f), "</li>");
       for (const auto& f : n.findings) out += concat("<li>", markup_escape(f), "</li>");
       for (const auto& d : n.differences) {

@@ -105,6 +105,28 @@ class Fleet(unittest.TestCase):
                 shutil.rmtree(profile, ignore_errors=True)
             self.assertTrue(shot.is_file() and shot.stat().st_size > 10000, "Chromium rendered the page")
 
+    def test_eighteen_runs_of_two_nodes_stay_green(self) -> None:
+        # Two sets of nine runs (two H200 nodes of one type): single-run tails make suspects
+        # (one metric just beyond its threshold), never an outlier.
+        out = self.tmp / "fleet.json"
+        proc = fleet(self.nine[0].parent, self.nine[0].parent.parent / "h200-b", "--json", out)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("18 nodes", proc.stdout)
+        report = json.loads(out.read_text())
+        nodes = report["groups"][0]["nodes"]
+        self.assertEqual(len(nodes), 18)
+        for n in nodes:
+            self.assertFalse(n["outlier"], n)
+            self.assertLessEqual(n["outlier_metrics"], 1, n)
+            self.assertEqual(n["suspect"], n["outlier_metrics"] == 1)
+
+    def test_membw_contention_is_flagged_with_the_busy_cpu(self) -> None:
+        fixtures = self.nine[0].parent.parent
+        proc = fleet(fixtures / "h200-b", fixtures / "h200-b-membw.json")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("OUTLIER  h200-b-membw", proc.stdout)
+        self.assertRegex(proc.stdout, r"differs: CPU busy during the run \d+ % \(group: median \d+ % on 9 of 9\)")
+
     def test_directory_input_passes_over_other_json(self) -> None:
         results = self.tmp / "results"
         results.mkdir()
