@@ -40,10 +40,11 @@
 //       histogram (LatencyHistogram::cumulative_buckets: a count at a bound leaves out at most
 //       the samples of the one fine bucket straddling it, all within 1 % of the bound);
 //       histogram_quantile() works on it directly, and the series of several nodes add up;
-//     - the gauge pathbench_<family>_<metric>_percentile_seconds{...,statistic="p99"}: the exact
-//       percentiles over every operation, one series per statistic p50, p90, p99, p99.9, max
-//       (the names of the result file and of the gate). The label is "statistic", not
-//       "quantile": Prometheus reserves that one for summaries, and promtool says so.
+//     - the gauge pathbench_<family>_<metric>_percentile_seconds{...,percentile="p99"}: the exact
+//       percentiles over every operation, one series per percentile p50, p90, p99, p99.9, max
+//       (the names of the result file and of the gate). The label is "percentile", not
+//       "quantile": Prometheus reserves that one for summaries, and promtool says so (it was
+//       "statistic" before the dcgm-exporter label change).
 //   The metric's plain gauge is left out: its name is the histogram's, and the exact p50 is in
 //   the percentile gauge.
 // - The serving family's pinned-pool metrics have the names a serving stack's dashboards use
@@ -61,15 +62,39 @@
 //   The measure axis label tells pinning, registering, first touch and mlock apart, as it does
 //   for every family, so one gauge holds one quantity in one unit.
 // - Labels: the case's params in the result's order (strings as is, integers in decimal, so
-//   bytes="268435456"), then gpu (the CUDA device index the run used, context "device") and
-//   node_type. A family's series all carry the same label names: a param a case lacks (d2d has
-//   no host_memory) is written as an empty value, which Prometheus treats as an absent label,
-//   exactly as node_exporter would fill it in. gpu is on every series, host families included,
-//   so that one file per GPU (pathbench run --device N) can sit in the same textfile directory
-//   without two files exporting the same series, which node_exporter rejects.
-// - The GPU's name, UUID, PCI bus id and the rest of the context go only on pathbench_info
-//   (constant 1), the usual "info metric" pattern: join on gpu/node_type when a panel needs them,
-//   and value series keep a small label set that does not change with a driver upgrade.
+//   bytes="268435456"), then the labels dcgm-exporter puts on its DCGM_FI_* series for the GPU
+//   the series belongs to, spelled as it spells them, so that PromQL joins with DCGM metrics
+//   work (on(UUID), on(Hostname, gpu)):
+//       gpu         the GPU's CUDA index (dcgm-exporter's is NVML's; the two agree unless
+//                   CUDA_DEVICE_ORDER or CUDA_VISIBLE_DEVICES reorder the CUDA indexes: join
+//                   on UUID to be exact)
+//       UUID        "GPU-..." (context gpus[].uuid)
+//       pci_bus_id  NVML's spelling, "00000000:3B:00.0" (the context's "0000:3b:00.0" padded and
+//                   upper-cased)
+//       modelName   "NVIDIA H200" (context gpus[].name)
+//   then Hostname (context hostname, dcgm-exporter's spelling) and node_type. dcgm-exporter's
+//   `device` ("nvidia0", the device node's minor number) is not written: the result does not
+//   record the minor number, and a guessed label would join wrong.
+//   The GPU a series belongs to: a case's "device" param; the source GPU of a peer case's
+//   "pair"; in a case that measured several GPUs at once (copy gpus=all), the <N> of a
+//   per-GPU metric "<metric>_gpu<N>", which is exported as "<metric>" with gpu="<N>" (the
+//   index is never in the name); otherwise the run's device (context "device").
+//   Every series then carries run_gpu, the run's device (context "device"): one file per GPU,
+//   pathbench run --device N, can sit in the same textfile directory without two files
+//   exporting the same series (node_exporter rejects that) even where both runs measured the
+//   same thing (a host case, a peer pair, gpus=all). It is not a join key.
+//   Host-level series carry no GPU labels, only Hostname, node_type and run_gpu:
+//     - the host_memory family (it measures the host alone);
+//     - in a case with per-GPU metrics, the metric they add up to (renamed
+//       aggregate_<metric>: sum() over the GPUs' series must not count it again) and the other
+//       metrics (the slowest GPU's time per copy): they are over all the GPUs.
+//   A family's series all carry the same label names: a label a series lacks (d2d has no
+//   host_memory param, a host series no UUID) is written as an empty value, which Prometheus
+//   treats as an absent label, exactly as node_exporter would fill it in.
+// - The run's own series (pathbench_info, pathbench_case_status, pathbench_result_*) belong to
+//   the run's device. pathbench_info (constant 1, the "info metric" pattern) adds the rest of
+//   the context: versions, BIOS, kernel, node type, fingerprint, the GPU's VBIOS and maximum
+//   link; join on UUID or on (Hostname, gpu) for them.
 // - Every case, whatever its status, gets pathbench_case_status{id,family,status,...} 1.
 //   Skipped and failed cases get no value series: a failed case's partial samples are not a
 //   measurement to graph, and a value of 0 would read as a real (and terrible) measurement. The
@@ -172,11 +197,15 @@ std::string lowercase(std::string_view s) {
 }
 
 // A param's label name. Names starting with "__" are reserved to Prometheus, label names cannot
-// start with a digit, and the labels pathbench adds itself must not be shadowed by a param.
+// start with a digit, and the labels pathbench adds itself must not be shadowed by a param; nor
+// dcgm-exporter's `device` ("nvidia0"): a copy case's "device" param (a CUDA index, already the
+// series's gpu label) is param_device, so that a join with DCGM series never meets two meanings.
 std::string param_label_name(std::string_view key) {
   std::string name = sanitize(key);
   if (name.empty() || (name[0] >= '0' && name[0] <= '9') || name.starts_with("__") ||
-      name == "gpu" || name == "node_type" || name == "le" || name == "statistic") {
+      name == "gpu" || name == "UUID" || name == "pci_bus_id" || name == "modelName" ||
+      name == "Hostname" || name == "device" || name == "node_type" || name == "run_gpu" ||
+      name == "le" || name == "percentile" || name == "statistic") {
     name = "param_" + name;
   }
   return name;
@@ -198,6 +227,28 @@ std::string json_label(const ojson& v) {
 std::string context_label(const Recorded<std::string>& f) { return f.value_or(""); }
 std::string context_label(const Recorded<int>& f) {
   return f.value ? std::to_string(*f.value) : std::string();
+}
+
+// A PCI bus id as NVML, and so dcgm-exporter's pci_bus_id label, spells it: an 8-digit domain,
+// upper-case hex ("0000:3b:00.0", the inventory's canonical form, -> "00000000:3B:00.0"). Text
+// that is not a bus id is kept as it is.
+std::string dcgm_pci_bus_id(std::string_view id) {
+  const auto is_hex = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
+  const auto colon = id.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 8) return std::string(id);
+  const std::string_view rest = id.substr(colon + 1);  // "3b:00.0"
+  if (rest.size() != 7 || rest[2] != ':' || rest[5] != '.') return std::string(id);
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    if (i != colon && i != colon + 3 && i != colon + 6 && !is_hex(id[i])) return std::string(id);
+  }
+  std::string out(8 - colon, '0');
+  out += id;
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'f') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
 }
 
 // One side of a unit ("GB", "s", "GiB"): its base unit, plural and singular, and the factor to it.
@@ -268,15 +319,102 @@ std::string metric_stem(std::string_view metric, std::string_view unit) {
   return name;
 }
 
-// One label of a series as it is added: its name and value, or (run_slot >= 0) one of the labels
-// every series of the run carries (gpu, node_type), filled in when the exposition is rendered.
+// One label of a series as it is added: its name and value, or (slot >= 0) a label filled in
+// from the run's context when the exposition is rendered. The run-level slots (node_type,
+// Hostname, run_gpu) ignore the value; the GPU slots (gpu, UUID, pci_bus_id, modelName) read it
+// as the GPU the series belongs to: a CUDA index, or empty for the run's device.
 struct Label {
   std::string name;
   std::string value;
-  int run_slot = -1;
+  int slot = -1;
 };
 using Labels = std::vector<Label>;
-enum RunSlot { kGpuSlot = 0, kNodeTypeSlot = 1, kRunSlots = 2 };
+enum Slot : std::int8_t {
+  kNodeTypeSlot = 0,
+  kHostnameSlot,
+  kRunGpuSlot,
+  kGpuSlot,
+  kUuidSlot,
+  kPciBusIdSlot,
+  kModelNameSlot,
+  kSlots
+};
+constexpr std::array<std::string_view, kSlots> kSlotNames = {
+    "node_type", "Hostname", "run_gpu", "gpu", "UUID", "pci_bus_id", "modelName"};
+
+Label slot_label(Slot slot, std::string gpu_ref = {}) {
+  return {std::string(kSlotNames[static_cast<std::size_t>(slot)]), std::move(gpu_ref), slot};
+}
+
+// dcgm-exporter's label set for a GPU, in its order: gpu, UUID, pci_bus_id, modelName.
+void add_gpu_labels(Labels& labels, const std::string& gpu_ref) {
+  for (const Slot s : {kGpuSlot, kUuidSlot, kPciBusIdSlot, kModelNameSlot}) {
+    labels.push_back(slot_label(s, gpu_ref));
+  }
+}
+
+// The labels every series ends with: Hostname, node_type and run_gpu (the run's device: one
+// file per GPU, pathbench run --device N, shares the textfile directory without duplicate
+// series even where two runs measured the same GPU: a peer pair, gpus=all, a host case).
+void add_run_labels(Labels& labels) {
+  labels.push_back(slot_label(kHostnameSlot));
+  labels.push_back(slot_label(kNodeTypeSlot));
+  labels.push_back(slot_label(kRunGpuSlot));
+}
+
+// The values of the slot labels, escaped, made from the run's context when rendering.
+class SlotValues {
+ public:
+  // `run_gpu`: the run's device (CUDA index) or empty; `gpus`: context.gpus.
+  SlotValues(const std::string& node_type, const std::string& hostname, const std::string& run_gpu,
+             const std::vector<GpuContext>& gpus)
+      : run_{escape_label_value(node_type), escape_label_value(hostname),
+             escape_label_value(run_gpu)} {
+    for (const auto& g : gpus) {
+      if (!g.index.present || !g.index.value) continue;
+      by_index_.emplace_back(std::to_string(*g.index.value), gpu_values(g));
+    }
+    run_device_ = {escape_label_value(run_gpu), "", "", ""};
+    for (const auto& [index, values] : by_index_) {
+      if (index == run_gpu) run_device_ = values;
+    }
+    max_size_ = 0;
+    for (const auto& v : run_) max_size_ = std::max(max_size_, v.size());
+    for (const auto& v : run_device_) max_size_ = std::max(max_size_, v.size());
+    for (const auto& [index, values] : by_index_) {
+      for (const auto& v : values) max_size_ = std::max(max_size_, v.size());
+    }
+  }
+
+  // The value of slot `slot` for a series whose GPU reference is `ref` (a view into the
+  // family's records: it outlives the call). A CUDA index the context does not list keeps its
+  // gpu label and has the others empty.
+  std::string_view get(int slot, std::string_view ref) const {
+    if (slot < kGpuSlot) return run_[static_cast<std::size_t>(slot)];
+    const auto k = static_cast<std::size_t>(slot - kGpuSlot);
+    if (ref.empty()) return run_device_[k];
+    for (const auto& [index, values] : by_index_) {
+      if (index == ref) return values[k];
+    }
+    return k == 0 ? ref : std::string_view();
+  }
+
+  // The longest value a slot label can take (a reference's own text is at most a CUDA index).
+  std::size_t max_size() const { return std::max<std::size_t>(max_size_, 16); }
+
+ private:
+  using GpuValues = std::array<std::string, 4>;  // gpu, UUID, pci_bus_id, modelName
+  static GpuValues gpu_values(const GpuContext& g) {
+    return {escape_label_value(context_label(g.index)), escape_label_value(context_label(g.uuid)),
+            escape_label_value(dcgm_pci_bus_id(context_label(g.pci_bus_id))),
+            escape_label_value(context_label(g.name))};
+  }
+
+  std::array<std::string, 3> run_;  // node_type, Hostname, run_gpu
+  GpuValues run_device_;
+  std::vector<std::pair<std::string, GpuValues>> by_index_;
+  std::size_t max_size_ = 0;
+};
 
 // The fixed `le` bounds of every exported histogram, seconds: 1 us to 10 s on a 1-2-5 series (a
 // small request's copy takes microseconds, a saturated one or a page-fault storm seconds), then
@@ -290,9 +428,9 @@ enum class FamilyType { kGauge, kHistogram };
 // A metric family: a gauge, or a histogram (series _bucket{le}, _sum, _count per label set). Its
 // series are kept compactly, not as label vectors: a million cases make millions of series, and
 // their labels are what the exposition's memory goes to. Each series is one record in
-// `records_`: label count, then per label its name's index in label_names_, its run slot (or -1)
-// and its escaped value; then a gauge's value, or a histogram's bucket count, its (le,
-// cumulative count) pairs, sum and count.
+// `records_`: label count, then per label its name's index in label_names_, its slot (or -1)
+// and its escaped value (a slot label's GPU reference); then a gauge's value, or a histogram's
+// bucket count, its (le, cumulative count) pairs, sum and count.
 class MetricFamily {
  public:
   MetricFamily(std::string name, std::string help, FamilyType type = FamilyType::kGauge)
@@ -324,9 +462,9 @@ class MetricFamily {
   }
 
   // Bytes render() writes at most, for one allocation of the whole text.
-  std::size_t size_bound(const std::array<std::string, kRunSlots>& run) const {
+  std::size_t size_bound(const SlotValues& slots) const {
     // A histogram line also carries a suffix (_bucket) and le="..." (at most 32 bytes).
-    std::size_t per_line = name_.size() + 2 + run[0].size() + run[1].size() + 34 + 8 + 40;
+    std::size_t per_line = name_.size() + 2 + kSlots * slots.max_size() + 34 + 8 + 40;
     for (const auto& n : label_names_) per_line += n.size() + 4;
     return name_.size() * 2 + help_.size() * 2 + 48 + count_ * per_line * max_lines_ +
            records_.size() * max_lines_;
@@ -335,7 +473,7 @@ class MetricFamily {
   // Every series is written with all the family's label names, in order (a label it lacks is
   // empty: absent to Prometheus). Two series with one label set would be a duplicate series:
   // node_exporter drops it with a gather error (promtool does not notice), so the first one wins.
-  void render(std::string& out, const std::array<std::string, kRunSlots>& run) const {
+  void render(std::string& out, const SlotValues& slots) const {
     out += "# HELP " + name_ + " " + escape_help(help_) + "\n";
     out += "# TYPE " + name_ + (type_ == FamilyType::kGauge ? " gauge\n" : " histogram\n");
     // The series written so far, as spans of `out` (no copy of their text): a gauge's whole
@@ -383,8 +521,8 @@ class MetricFamily {
         const auto name = read<std::uint16_t>(pos);
         const auto slot = read<std::int8_t>(pos);
         const auto size = read<std::uint32_t>(pos);
-        labels.emplace_back(name, slot >= 0 ? std::string_view(run[static_cast<std::size_t>(slot)])
-                                            : std::string_view(records_).substr(pos, size));
+        const std::string_view stored = std::string_view(records_).substr(pos, size);
+        labels.emplace_back(name, slot >= 0 ? slots.get(slot, stored) : stored);
         pos += size;
       }
       const std::size_t at = out.size();
@@ -438,9 +576,9 @@ class MetricFamily {
     append(static_cast<std::uint16_t>(labels.size()));
     for (const auto& label : labels) {
       append(name_index(label.name));
-      append(static_cast<std::int8_t>(label.run_slot));
-      const std::string escaped =
-          label.run_slot >= 0 ? std::string() : escape_label_value(label.value);
+      append(static_cast<std::int8_t>(label.slot));
+      // A slot label keeps its GPU reference (a CUDA index: nothing to escape).
+      const std::string escaped = label.slot >= 0 ? label.value : escape_label_value(label.value);
       append(static_cast<std::uint32_t>(escaped.size()));
       records_ += escaped;
     }
@@ -504,14 +642,13 @@ std::string run_device(const RunContext& context) {
   return device;
 }
 
-// pathbench_info: the run's context on one constant series.
+// pathbench_info: the run's context on one constant series, with the run's GPU as the value
+// series have it (dcgm-exporter's labels) and the GPU's other fields.
 MetricFamily info_family(const RunContext& ctx, const std::string& gpu) {
   Labels labels;
   for (const auto& [key, value] : {std::pair{"tool_version", &ctx.tool_version},
                                    {"git_sha", &ctx.git_sha},
-                                   {"node_type", &ctx.node_type},
                                    {"topology_fingerprint", &ctx.topology_fingerprint},
-                                   {"hostname", &ctx.hostname},
                                    {"cpu_model", &ctx.cpu_model},
                                    {"kernel", &ctx.kernel},
                                    {"bios_vendor", &ctx.bios_vendor},
@@ -524,7 +661,7 @@ MetricFamily info_family(const RunContext& ctx, const std::string& gpu) {
   labels.push_back({"cuda_runtime_version", context_label(ctx.cuda_runtime_version)});
   labels.push_back({"thp_enabled", context_label(ctx.thp_enabled)});
   labels.push_back({"numa_balancing", context_label(ctx.numa_balancing)});
-  labels.push_back({"gpu", gpu});
+  add_gpu_labels(labels, "");
   // The GPU the run used (context "device" indexes context "gpus" by its "index" field).
   const GpuContext* dev = nullptr;
   for (const auto& g : ctx.gpus) {
@@ -532,12 +669,10 @@ MetricFamily info_family(const RunContext& ctx, const std::string& gpu) {
   }
   const GpuContext none;  // every label empty
   const GpuContext& d = dev != nullptr ? *dev : none;
-  labels.push_back({"gpu_name", context_label(d.name)});
-  labels.push_back({"gpu_uuid", context_label(d.uuid)});
-  labels.push_back({"gpu_pci_bus_id", context_label(d.pci_bus_id)});
   labels.push_back({"gpu_vbios", context_label(d.vbios)});
   labels.push_back({"gpu_pcie_gen_max", context_label(d.pcie_gen_max)});
   labels.push_back({"gpu_pcie_width_max", context_label(d.pcie_width_max)});
+  add_run_labels(labels);
   MetricFamily f("pathbench_info",
                  "Context of the pathbench run that wrote this file (node, tool, driver, BIOS, "
                  "GPU); always 1.");
@@ -572,6 +707,56 @@ const ServingName* serving_name(std::string_view family, const MetricResult& m) 
   return nullptr;
 }
 
+// The end of every value family's HELP text.
+constexpr std::string_view kLabelsHelp =
+    ". Labels: the case's params, the GPU's as dcgm-exporter writes them (gpu, UUID, pci_bus_id, "
+    "modelName; none on host series), Hostname, node_type, run_gpu (the run's device).";
+
+// A per-GPU metric of a case that measured several GPUs at once (copy gpus=all records
+// bandwidth_gpu<N>): "<stem>_gpu<N>[_<rest>]" -> {"<stem>[_<rest>]", "<N>"}.
+struct PerGpuName {
+  std::string name;
+  std::string gpu;
+};
+std::optional<PerGpuName> per_gpu_name(std::string_view metric) {
+  for (std::size_t at = metric.find("_gpu"); at != std::string_view::npos;
+       at = metric.find("_gpu", at + 1)) {
+    std::size_t end = at + 4;
+    while (end < metric.size() && metric[end] >= '0' && metric[end] <= '9') ++end;
+    // At least one digit, at most nine (a CUDA index), then the end or another name part.
+    if (end == at + 4 || end > at + 13 || (end < metric.size() && metric[end] != '_') || at == 0) {
+      continue;
+    }
+    return PerGpuName{concat(metric.substr(0, at), metric.substr(end)),
+                      std::string(metric.substr(at + 4, end - at - 4))};
+  }
+  return std::nullopt;
+}
+
+// Families that measure the host alone: their series carry no GPU labels.
+bool host_only_family(std::string_view family) { return family == "host_memory"; }
+
+// The GPU a case ran on, as a GPU reference (a CUDA index; empty: the run's device): a "device"
+// param, the source of a peer case's "pair" ("0-1"), else the run's device.
+std::string case_gpu(const CaseResult& c) {
+  if (!c.params.is_object()) return "";
+  if (const auto it = c.params.find("device");
+      it != c.params.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0) {
+    return std::to_string(it->get<std::int64_t>());
+  }
+  if (const auto it = c.params.find("pair");
+      c.family == "peer" && it != c.params.end() && it->is_string()) {
+    const std::string pair = it->get<std::string>();
+    const auto dash = pair.find('-');
+    const std::string source = pair.substr(0, dash);
+    if (dash != std::string::npos && !source.empty() &&
+        source.find_first_not_of("0123456789") == std::string::npos) {
+      return source;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 // Families in the order they are written: the run-level ones (made at render time), the case
@@ -592,23 +777,36 @@ PrometheusExposition::PrometheusExposition(PrometheusExposition&&) noexcept = de
 PrometheusExposition& PrometheusExposition::operator=(PrometheusExposition&&) noexcept = default;
 
 void PrometheusExposition::add(const CaseResult& c) {
-  const Label gpu{"gpu", "", kGpuSlot};
-  const Label node_type{"node_type", "", kNodeTypeSlot};
-  families_->status.add({{"id", c.id},
-                         {"family", c.family},
-                         {"status", std::string(to_string(c.status))},
-                         gpu,
-                         node_type},
-                        1.0);
+  Labels status_labels = {
+      {"id", c.id}, {"family", c.family}, {"status", std::string(to_string(c.status))}};
+  add_gpu_labels(status_labels, "");
+  add_run_labels(status_labels);
+  families_->status.add(status_labels, 1.0);
   if (c.status != CaseStatus::kOk) return;
-  Labels labels;
+  Labels params;
   if (c.params.is_object()) {
     for (const auto& [key, value] : c.params.items()) {
-      labels.push_back({param_label_name(key), json_label(value)});
+      params.push_back({param_label_name(key), json_label(value)});
     }
   }
-  labels.push_back(gpu);
-  labels.push_back(node_type);
+  // The labels of a series of this case: its GPU's, or (gpu null) none, for a measurement of
+  // the host or of several GPUs at once.
+  const auto labels_for = [&](const std::optional<std::string>& gpu) {
+    Labels labels = params;
+    if (gpu) add_gpu_labels(labels, *gpu);
+    add_run_labels(labels);
+    return labels;
+  };
+  // A case with per-GPU metrics measured several GPUs at once: each of those is its GPU's, the
+  // metric they add up to is renamed aggregate_<metric>, and the case's other metrics (the
+  // slowest GPU's time per copy) belong to no one GPU.
+  std::unordered_set<std::string> per_gpu_stems;
+  for (const auto& m : c.metrics) {
+    if (const auto p = per_gpu_name(m.name)) per_gpu_stems.insert(p->name);
+  }
+  const std::optional<std::string> case_gpu_ref =
+      host_only_family(c.family) || !per_gpu_stems.empty() ? std::nullopt
+                                                           : std::optional(case_gpu(c));
   // The family of `name`, made on first use. Nothing for a name that is one of the run-level
   // families', or that a family of the other type already took (the first one wins, as for
   // series): either would make the file invalid.
@@ -624,8 +822,23 @@ void PrometheusExposition::add(const CaseResult& c) {
     }
     return it->second->type() == type ? it->second : nullptr;
   };
-  for (const auto& m : c.metrics) {
-    if (m.stats.n == 0) continue;  // nothing was measured: no median to report
+  for (const auto& original : c.metrics) {
+    if (original.stats.n == 0) continue;  // nothing was measured: no median to report
+    std::optional<std::string> gpu = case_gpu_ref;
+    const MetricResult* metric = &original;
+    MetricResult renamed;
+    if (const auto p = per_gpu_name(original.name)) {
+      renamed = original;
+      renamed.name = p->name;
+      gpu = p->gpu;
+      metric = &renamed;
+    } else if (per_gpu_stems.contains(original.name)) {
+      renamed = original;
+      renamed.name = concat("aggregate_", original.name);
+      metric = &renamed;
+    }
+    const MetricResult& m = *metric;
+    const Labels labels = labels_for(gpu);
     const std::string what = concat("pathbench ", c.family, " ", m.name);
     const std::string better_text = concat(to_string(m.better), " is better");
     if (m.distribution) {
@@ -640,7 +853,7 @@ void PrometheusExposition::add(const CaseResult& c) {
               concat(what,
                      ": every operation's duration over all repetitions, in seconds (cumulative "
                      "counts of the result's histogram at 1-2-5 bounds from 1 us to 10 s); ",
-                     better_text, ". Labels are the case's params."))) {
+                     better_text, kLabelsHelp))) {
         f->add_histogram(labels, h.cumulative_buckets(kLatencyBucketBounds), h.sum(), h.count());
       }
       const std::string percentile_name =
@@ -649,14 +862,14 @@ void PrometheusExposition::add(const CaseResult& c) {
               percentile_name, FamilyType::kGauge,
               concat(what,
                      ": exact percentiles over every operation of every repetition, in seconds; "
-                     "label statistic: p50, p90, p99, p99.9, max (as in the result file and the "
+                     "label percentile: p50, p90, p99, p99.9, max (as in the result file and the "
                      "gate); ",
-                     better_text, ". Labels are the case's params."))) {
-        Labels with_statistic = labels;
-        with_statistic.push_back({"statistic", ""});
+                     better_text, kLabelsHelp))) {
+        Labels with_percentile = labels;
+        with_percentile.push_back({"percentile", ""});
         for (std::size_t k = 0; k < kDistributionStatistics.size(); ++k) {
-          with_statistic.back().value = std::string(kDistributionStatistics[k].name);
-          f->add(with_statistic, m.distribution->overall[k]);
+          with_percentile.back().value = std::string(kDistributionStatistics[k].name);
+          f->add(with_percentile, m.distribution->overall[k]);
         }
       }
       continue;
@@ -667,7 +880,7 @@ void PrometheusExposition::add(const CaseResult& c) {
     if (const ServingName* serving = serving_name(c.family, m)) {
       name = std::string(serving->name);
       help = concat(what, ": ", serving->what, ", per repetition (the median over repetitions); ",
-                    better_text, ". Labels are the case's params.");
+                    better_text, kLabelsHelp);
     } else {
       name = concat("pathbench_", sanitize(c.family), "_", metric_stem(m.name, m.unit));
       // The unit once: a metric already named for its unit ("ratio" in %) is not suffixed again.
@@ -681,7 +894,7 @@ void PrometheusExposition::add(const CaseResult& c) {
       }
       help = concat(what, ": median of the case's samples, in ", in_unit,
                     m.unit.empty() ? std::string() : concat(" (result unit ", m.unit, ")"), "; ",
-                    better_text, ". Labels are the case's params.");
+                    better_text, kLabelsHelp);
     }
     if (MetricFamily* f = family(name, FamilyType::kGauge, help)) {
       f->add(labels, m.stats.median * unit.scale);
@@ -691,10 +904,12 @@ void PrometheusExposition::add(const CaseResult& c) {
 
 std::string PrometheusExposition::render(const Result& run, const RunContext& context) const {
   const std::string gpu = run_device(context);
-  const std::string node_type = context_label(context.node_type);
-  const std::array<std::string, kRunSlots> run_values = {escape_label_value(gpu),
-                                                         escape_label_value(node_type)};
-  const Labels run_labels = {{"gpu", "", kGpuSlot}, {"node_type", "", kNodeTypeSlot}};
+  const SlotValues slots(context_label(context.node_type), context_label(context.hostname), gpu,
+                         context.gpus);
+  // The run's own series belong to the run's GPU (none on a machine without one).
+  Labels run_labels;
+  add_gpu_labels(run_labels, "");
+  add_run_labels(run_labels);
   std::vector<MetricFamily> head;
   head.push_back(info_family(context, gpu));
   if (const auto t = parse_utc(run.start_time)) {
@@ -715,14 +930,14 @@ std::string PrometheusExposition::render(const Result& run, const RunContext& co
   head.back().add(run_labels, run.complete ? 1.0 : 0.0);
 
   // One allocation for the whole text: a large result's exposition is hundreds of MB.
-  std::size_t bound = families_->status.size_bound(run_values);
-  for (const auto& f : head) bound += f.size_bound(run_values);
-  for (const auto& f : families_->values) bound += f.size_bound(run_values);
+  std::size_t bound = families_->status.size_bound(slots);
+  for (const auto& f : head) bound += f.size_bound(slots);
+  for (const auto& f : families_->values) bound += f.size_bound(slots);
   std::string out;
   out.reserve(bound);
-  for (const auto& f : head) f.render(out, run_values);
-  families_->status.render(out, run_values);
-  for (const auto& f : families_->values) f.render(out, run_values);
+  for (const auto& f : head) f.render(out, slots);
+  families_->status.render(out, slots);
+  for (const auto& f : families_->values) f.render(out, slots);
   return out;
 }
 

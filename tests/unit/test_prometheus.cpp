@@ -135,9 +135,24 @@ std::string sample_name(const std::string& line) {
   return line.substr(0, line.find_first_of("{ "));
 }
 
-std::string labels(const std::string& params) {
-  return params + ",gpu=\"0\",node_type=\"" + kNodeTypeEscaped + "\"";
+// dcgm-exporter's labels of the sample result's GPU, then the run's.
+const std::string kGpuLabels =
+    "gpu=\"0\",UUID=\"GPU-1234\",pci_bus_id=\"00000000:01:00.0\",modelName=\"NVIDIA H200\"";
+const std::string kHostLabels =
+    std::string("Hostname=\"node-a\",node_type=\"") + kNodeTypeEscaped + "\"";
+// The run's labels, on every series: Hostname, node_type, run_gpu (the run's device).
+const std::string kRunLabels = kHostLabels + ",run_gpu=\"0\"";
+std::string run_labels_of(const std::string& run_gpu) {
+  return kHostLabels + ",run_gpu=\"" + run_gpu + "\"";
 }
+
+// A GPU series's labels: the case's params, its GPU's, the run's.
+std::string labels(const std::string& params) {
+  return params + "," + kGpuLabels + "," + kRunLabels;
+}
+
+// A host series's labels: no GPU's.
+std::string host_labels(const std::string& params) { return params + "," + kRunLabels; }
 
 TEST(Prometheus, CopyBandwidthInBytesPerSecond) {
   const std::string text = prometheus_exposition(sample_result());
@@ -166,7 +181,7 @@ TEST(Prometheus, MissingParamsAreEmptyLabelsOfTheFamily) {
 TEST(Prometheus, HostMemoryFamily) {
   const std::string text = prometheus_exposition(sample_result());
   const std::string memcpy_labels =
-      labels("measure=\"memcpy\",cpu_node=\"0\",mem_node=\"0\",page=\"4k\",bytes=\"1048576\"");
+      host_labels("measure=\"memcpy\",cpu_node=\"0\",mem_node=\"0\",page=\"4k\",bytes=\"1048576\"");
   EXPECT_TRUE(has_line(
       text, "pathbench_host_memory_bandwidth_bytes_per_second{" + memcpy_labels + "} 1.25e+10"))
       << text;
@@ -175,7 +190,7 @@ TEST(Prometheus, HostMemoryFamily) {
       << text;
   // s/GiB -> seconds per byte: 0.5 / 2^30.
   EXPECT_TRUE(has_line(text, "pathbench_host_memory_cost_seconds_per_byte{" +
-                                 labels("measure=\"mlock\",bytes=\"67108864\"") +
+                                 host_labels("measure=\"mlock\",bytes=\"67108864\"") +
                                  "} 4.656612873077393e-10"))
       << text;
 }
@@ -258,7 +273,7 @@ TEST(Prometheus, SkippedAndFailedCasesHaveOnlyAStatus) {
     EXPECT_EQ(line.find("alloc_cost"), std::string::npos) << line;
     EXPECT_EQ(line.find("latency"), std::string::npos) << line;
   }
-  const std::string tail = ",gpu=\"0\",node_type=\"" + std::string(kNodeTypeEscaped) + "\"} 1";
+  const std::string tail = "," + kGpuLabels + "," + kRunLabels + "} 1";
   EXPECT_TRUE(has_line(text,
                        "pathbench_case_status{id=\"copy/measure=alloc_cost/host_memory=pinned/"
                        "bytes=268435456\",family=\"copy\",status=\"skipped\"" +
@@ -279,39 +294,45 @@ TEST(Prometheus, SkippedAndFailedCasesHaveOnlyAStatus) {
   EXPECT_EQ(statuses, 6);
 }
 
-TEST(Prometheus, InfoCarriesContextAndTheGpuOnlyThere) {
+TEST(Prometheus, InfoCarriesContextWithTheGpuLabelsOfEverySeries) {
   const std::string text = prometheus_exposition(sample_result());
   EXPECT_TRUE(has_line(
       text,
-      std::string("pathbench_info{tool_version=\"0.1.0\",git_sha=\"abc123\",node_type=\"") +
-          kNodeTypeEscaped +
-          "\",topology_fingerprint=\"f00d\",hostname=\"node-a\",cpu_model=\"\",kernel=\"Linux "
-          "6.8\",bios_vendor=\"\",bios_version=\"1.2\",bios_date=\"\",driver_version=\"580.159."
-          "04\",cuda_driver_version=\"13000\",cuda_runtime_version=\"\",thp_enabled=\"\","
-          "numa_balancing=\"\",gpu=\"0\",gpu_name=\"NVIDIA H200\",gpu_uuid=\"GPU-1234\","
-          "gpu_pci_bus_id=\"00000000:01:00.0\",gpu_vbios=\"\",gpu_pcie_gen_max=\"5\","
-          "gpu_pcie_width_max=\"16\"} 1"))
+      "pathbench_info{tool_version=\"0.1.0\",git_sha=\"abc123\",topology_fingerprint=\"f00d\","
+      "cpu_model=\"\",kernel=\"Linux 6.8\",bios_vendor=\"\",bios_version=\"1.2\",bios_date=\"\","
+      "driver_version=\"580.159.04\",cuda_driver_version=\"13000\",cuda_runtime_version=\"\","
+      "thp_enabled=\"\",numa_balancing=\"\"," +
+          kGpuLabels + ",gpu_vbios=\"\",gpu_pcie_gen_max=\"5\",gpu_pcie_width_max=\"16\"," +
+          kRunLabels + "} 1"))
       << text;
+  // The old label names are gone everywhere; the GPU's other fields stay on pathbench_info.
   for (const auto& line : lines_of(text)) {
-    if (line.starts_with("pathbench_info") || line.starts_with("#")) continue;
-    EXPECT_EQ(line.find("H200"), std::string::npos) << line;
+    if (line.starts_with("#")) continue;
+    for (const char* old :
+         {"gpu_uuid=", "gpu_pci_bus_id=", "gpu_name=", "hostname=", "statistic="}) {
+      EXPECT_EQ(line.find(old), std::string::npos) << line;
+    }
+    if (line.starts_with("pathbench_info")) continue;
+    EXPECT_EQ(line.find("gpu_pcie_gen_max"), std::string::npos) << line;
   }
 }
 
 TEST(Prometheus, GpuIndexFromTheOnlyGpuWhenTheDeviceWasNotRecorded) {
   Result r = sample_result();
   r.context.erase("device");
-  EXPECT_NE(prometheus_exposition(r).find("gpu=\"0\",gpu_name=\"NVIDIA H200\""), std::string::npos);
+  EXPECT_NE(prometheus_exposition(r).find(kGpuLabels + ",gpu_vbios="), std::string::npos);
   // Two GPUs and no record of which one ran: no guess.
   r.context["gpus"].push_back(ojson{{"index", 1}, {"name", "NVIDIA H200"}});
   const std::string text = prometheus_exposition(r);
-  EXPECT_NE(text.find("gpu=\"\",gpu_name=\"\""), std::string::npos) << text;
-  EXPECT_NE(text.find("pathbench_result_end_timestamp_seconds{gpu=\"\","), std::string::npos);
+  const std::string no_gpu = "gpu=\"\",UUID=\"\",pci_bus_id=\"\",modelName=\"\"";
+  EXPECT_NE(text.find(no_gpu + ",gpu_vbios=\"\""), std::string::npos) << text;
+  EXPECT_NE(text.find("pathbench_result_end_timestamp_seconds{" + no_gpu + ",Hostname="),
+            std::string::npos);
 }
 
 TEST(Prometheus, RunTimestamps) {
   const std::string text = prometheus_exposition(sample_result());
-  const std::string run_labels = std::string("{gpu=\"0\",node_type=\"") + kNodeTypeEscaped + "\"}";
+  const std::string run_labels = "{" + kGpuLabels + "," + kRunLabels + "}";
   EXPECT_TRUE(
       has_line(text, "pathbench_result_start_timestamp_seconds" + run_labels + " 1795959912"))
       << text;
@@ -344,7 +365,9 @@ TEST(Prometheus, OddNamesUnitsAndValues) {
                               CaseStatus::kOk, {metric("faults", "", Better::kLower, {9.0})}));
   const std::string text = prometheus_exposition(r);
   const std::string l =
-      "{param_gpu=\"param\",param_2x=\"1\",param___y=\"true\",a_b=\"v\",gpu=\"1\",node_type=\"n\"}";
+      "{param_gpu=\"param\",param_2x=\"1\",param___y=\"true\",a_b=\"v\",gpu=\"1\",UUID=\"\","
+      "pci_bus_id=\"\",modelName=\"\",Hostname=\"bad\xEF\xBF\xBDutf8\",node_type=\"n\",run_gpu="
+      "\"1\"}";
   EXPECT_TRUE(has_line(text, "pathbench_my_family_fault_time_seconds" + l + " 0.002")) << text;
   EXPECT_TRUE(has_line(text, "pathbench_my_family_faults" + l + " 7")) << text;
   EXPECT_EQ(text.find("pathbench_my_family_faults" + l + " 9"), std::string::npos) << text;
@@ -352,7 +375,7 @@ TEST(Prometheus, OddNamesUnitsAndValues) {
       << text;
   EXPECT_TRUE(has_line(text, "pathbench_my_family_ratio" + l + " 0.5")) << text;
   EXPECT_EQ(text.find("pathbench_my_family_nothing"), std::string::npos) << text;
-  EXPECT_NE(text.find("hostname=\"bad\xEF\xBF\xBDutf8\""), std::string::npos) << text;
+  EXPECT_NE(text.find("Hostname=\"bad\xEF\xBF\xBDutf8\""), std::string::npos) << text;
 }
 
 // --- per-operation metrics: histograms and percentile gauges; the serving pool's names ---------
@@ -431,7 +454,7 @@ TEST(PrometheusDistribution, ExactPercentilesAsGaugesAndNoMedianGauge) {
     const double v = c.metrics[0].distribution->statistic(s.name);
     bool found = false;
     const std::string head =
-        family + "{" + with_label("statistic=\"" + std::string(s.name) + "\"") + "} ";
+        family + "{" + with_label("percentile=\"" + std::string(s.name) + "\"") + "} ";
     for (const auto& l : lines_of(text)) {
       if (!l.starts_with(head)) continue;
       found = true;
@@ -439,7 +462,7 @@ TEST(PrometheusDistribution, ExactPercentilesAsGaugesAndNoMedianGauge) {
     }
     EXPECT_TRUE(found) << head << "\n" << text;
   }
-  EXPECT_TRUE(has_line(text, family + "{" + with_label("statistic=\"max\"") + "} 3e-04")) << text;
+  EXPECT_TRUE(has_line(text, family + "{" + with_label("percentile=\"max\"") + "} 3e-04")) << text;
   // The samples' median has no gauge: that name is the histogram's.
   for (const auto& l : lines_of(text)) {
     EXPECT_FALSE(l.starts_with("pathbench_serving_h2d_latency_seconds{")) << l;
@@ -485,7 +508,12 @@ TEST(PrometheusDistribution, FamiliesAreGroupedAndEverySeriesIsUnique) {
   twin.metrics[0] = per_operation("h2d_latency", {{1.0, 1.0, 1.0}});
   r.cases.push_back(twin);
   // A param named like a label the exporter adds is renamed.
-  r.cases.push_back(serving_case(ojson{{"strategy", "pageable"}, {"le", 1}, {"statistic", "x"}}));
+  r.cases.push_back(serving_case(ojson{{"strategy", "pageable"},
+                                       {"le", 1},
+                                       {"statistic", "x"},
+                                       {"percentile", "y"},
+                                       {"UUID", "z"},
+                                       {"Hostname", "w"}}));
   const std::string text = prometheus_exposition(r);
   std::map<std::string, std::string> type_of;
   std::string current;
@@ -516,6 +544,9 @@ TEST(PrometheusDistribution, FamiliesAreGroupedAndEverySeriesIsUnique) {
   EXPECT_EQ(text.find("le=\"10\"} 3\n"), std::string::npos) << "the twin's histogram is left out";
   EXPECT_NE(text.find("param_le=\"1\""), std::string::npos) << text;
   EXPECT_NE(text.find("param_statistic=\"x\""), std::string::npos) << text;
+  EXPECT_NE(text.find("param_percentile=\"y\""), std::string::npos) << text;
+  EXPECT_NE(text.find("param_UUID=\"z\""), std::string::npos) << text;
+  EXPECT_NE(text.find("param_Hostname=\"w\""), std::string::npos) << text;
   EXPECT_EQ(text.find("le=\"1\",le="), std::string::npos) << text;
 }
 
@@ -548,6 +579,143 @@ TEST(PrometheusDistribution, TheServingFixtureExportsItsHistograms) {
     EXPECT_EQ(counted, operations) << name;
   }
   EXPECT_NE(text.find("\npathbench_serving_pinned_pool_high_water_bytes{"), std::string::npos);
+}
+
+// --- dcgm-exporter's labels; one metric name for every GPU ---------------------------------------
+
+// Two GPUs; the run's device is 1.
+Result two_gpu_result() {
+  Result r = sample_result();
+  r.context["gpus"] = ojson::array({ojson{{"index", 0},
+                                          {"name", "NVIDIA H200"},
+                                          {"uuid", "GPU-aaaa"},
+                                          {"pci_bus_id", "0000:3b:00.0"}},
+                                    ojson{{"index", 1},
+                                          {"name", "NVIDIA H200 NVL"},
+                                          {"uuid", "GPU-bbbb"},
+                                          {"pci_bus_id", "0000:5e:00.0"}}});
+  r.context["device"] = 1;
+  r.cases.clear();
+  return r;
+}
+
+const std::string kRun1 = run_labels_of("1");  // the run's device is 1
+const std::string kGpu0 =
+    "gpu=\"0\",UUID=\"GPU-aaaa\",pci_bus_id=\"00000000:3B:00.0\",modelName=\"NVIDIA H200\"";
+const std::string kGpu1 =
+    "gpu=\"1\",UUID=\"GPU-bbbb\",pci_bus_id=\"00000000:5E:00.0\",modelName=\"NVIDIA H200 NVL\"";
+
+TEST(PrometheusGpuLabels, PciBusIdAsNvmlAndDcgmExporterSpellIt) {
+  Result r = two_gpu_result();
+  r.cases.push_back(make_case("copy/a", "copy", ojson{{"direction", "h2d"}}, CaseStatus::kOk,
+                              {metric("bandwidth", "GB/s", Better::kHigher, {50.0})}));
+  std::string text = prometheus_exposition(r);
+  EXPECT_TRUE(has_line(text, "pathbench_copy_bandwidth_bytes_per_second{direction=\"h2d\"," +
+                                 kGpu1 + "," + kRun1 + "} 5e+10"))
+      << text;
+  // Already 8 digits, or not a bus id at all: kept (only the hex is upper-cased).
+  r.context["gpus"][1]["pci_bus_id"] = "00000000:5e:00.0";
+  EXPECT_NE(prometheus_exposition(r).find("pci_bus_id=\"00000000:5E:00.0\""), std::string::npos);
+  r.context["gpus"][1]["pci_bus_id"] = "unknown";
+  EXPECT_NE(prometheus_exposition(r).find("pci_bus_id=\"unknown\""), std::string::npos);
+  r.context["gpus"][1]["pci_bus_id"] = "0000:zz:00.0";
+  EXPECT_NE(prometheus_exposition(r).find("pci_bus_id=\"0000:zz:00.0\""), std::string::npos);
+}
+
+TEST(PrometheusGpuLabels, AllGpusCaseHasOneNamePerMetricAndTheGpuAsALabel) {
+  Result r = two_gpu_result();
+  const ojson params = {{"measure", "bandwidth"}, {"direction", "h2d"}, {"gpus", "all"}};
+  r.cases.push_back(make_case("copy/gpus=all", "copy", params, CaseStatus::kOk,
+                              {metric("bandwidth", "GB/s", Better::kHigher, {100.0}),
+                               metric("bandwidth_gpu0", "GB/s", Better::kHigher, {49.0}),
+                               metric("bandwidth_gpu1", "GB/s", Better::kHigher, {51.0}),
+                               metric("time_per_copy", "s", Better::kLower, {0.01})}));
+  const std::string text = prometheus_exposition(r);
+  const std::string p = "measure=\"bandwidth\",direction=\"h2d\",gpus=\"all\",";
+  EXPECT_TRUE(has_line(
+      text, "pathbench_copy_bandwidth_bytes_per_second{" + p + kGpu0 + "," + kRun1 + "} 4.9e+10"))
+      << text;
+  EXPECT_TRUE(has_line(
+      text, "pathbench_copy_bandwidth_bytes_per_second{" + p + kGpu1 + "," + kRun1 + "} 5.1e+10"))
+      << text;
+  // Their sum is another quantity: another name, so that sum() over the GPUs' series is right,
+  // and no GPU's labels; nor has the slowest GPU's time per copy.
+  EXPECT_TRUE(has_line(
+      text, "pathbench_copy_aggregate_bandwidth_bytes_per_second{" + p + kRun1 + "} 1e+11"))
+      << text;
+  EXPECT_TRUE(has_line(text, "pathbench_copy_time_per_copy_seconds{" + p + kRun1 + "} 0.01"))
+      << text;
+  const std::regex gpu_in_name("^[a-zA-Z_:]*_gpu[0-9]");
+  for (const auto& line : lines_of(text)) {
+    const std::string name = line.starts_with("# ") ? line.substr(7) : line;
+    EXPECT_FALSE(std::regex_search(name, gpu_in_name)) << line;
+  }
+}
+
+TEST(PrometheusGpuLabels, PerGpuNamesInsideAMetricNameAndUnlistedGpus) {
+  Result r = two_gpu_result();
+  r.cases.push_back(make_case("x/a", "other", ojson{{"gpus", "all"}}, CaseStatus::kOk,
+                              {metric("time_gpu7_first", "s", Better::kLower, {2.0}),
+                               metric("gpu3_x", "s", Better::kLower, {1.0}),
+                               metric("a_gpux", "s", Better::kLower, {3.0})}));
+  const std::string text = prometheus_exposition(r);
+  // GPU 7 is not in the context: its index stays, its other labels are empty.
+  EXPECT_TRUE(has_line(text,
+                       "pathbench_other_time_first_seconds{gpus=\"all\",gpu=\"7\",UUID=\"\","
+                       "pci_bus_id=\"\",modelName=\"\"," +
+                           kRun1 + "} 2"))
+      << text;
+  // Not a per-GPU name: "gpu3" with nothing before it, "_gpux" without digits.
+  EXPECT_TRUE(has_line(text, "pathbench_other_gpu3_x_seconds{gpus=\"all\"," + kRun1 + "} 1"))
+      << text;
+  EXPECT_NE(text.find("pathbench_other_a_gpux_seconds{"), std::string::npos) << text;
+}
+
+TEST(PrometheusGpuLabels, DeviceParamAndPeerPairNameTheirGpu) {
+  Result r = two_gpu_result();
+  r.cases.push_back(make_case("copy/device=0", "copy", ojson{{"device", 0}}, CaseStatus::kOk,
+                              {metric("bandwidth", "GB/s", Better::kHigher, {40.0})}));
+  r.cases.push_back(make_case("peer/pair=1-0", "peer", ojson{{"pair", "1-0"}}, CaseStatus::kOk,
+                              {metric("bandwidth", "GB/s", Better::kHigher, {300.0})}));
+  r.cases.push_back(make_case("peer/pair=x", "peer", ojson{{"pair", "x-0"}}, CaseStatus::kOk,
+                              {metric("bandwidth", "GB/s", Better::kHigher, {1.0})}));
+  const std::string text = prometheus_exposition(r);
+  // dcgm-exporter's `device` is "nvidia<N>": the param is renamed, its GPU is the series's gpu.
+  EXPECT_TRUE(has_line(text, "pathbench_copy_bandwidth_bytes_per_second{param_device=\"0\"," +
+                                 kGpu0 + "," + kRun1 + "} 4e+10"))
+      << text;
+  EXPECT_TRUE(has_line(text, "pathbench_peer_bandwidth_bytes_per_second{pair=\"1-0\"," + kGpu1 +
+                                 "," + kRun1 + "} 3e+11"))
+      << text;
+  // A pair that names no source index: the run's device.
+  EXPECT_TRUE(has_line(text, "pathbench_peer_bandwidth_bytes_per_second{pair=\"x-0\"," + kGpu1 +
+                                 "," + kRun1 + "} 1e+09"))
+      << text;
+}
+
+TEST(PrometheusGpuLabels, HostSeriesHaveHostnameAndNoGpuLabels) {
+  Result r = two_gpu_result();
+  r.cases.push_back(make_case("host_memory/a", "host_memory", ojson{{"measure", "memcpy"}},
+                              CaseStatus::kOk,
+                              {metric("bandwidth", "GB/s", Better::kHigher, {10.0})}));
+  const std::string text = prometheus_exposition(r);
+  EXPECT_TRUE(has_line(
+      text,
+      "pathbench_host_memory_bandwidth_bytes_per_second{measure=\"memcpy\"," + kRun1 + "} 1e+10"))
+      << text;
+  // The run's own series belong to its device; so does the case's status.
+  EXPECT_TRUE(has_line(text,
+                       "pathbench_case_status{id=\"host_memory/a\",family=\"host_memory\","
+                       "status=\"ok\"," +
+                           kGpu1 + "," + kRun1 + "} 1"))
+      << text;
+  EXPECT_TRUE(has_line(text, "pathbench_result_complete{" + kGpu1 + "," + kRun1 + "} 1")) << text;
+  // A machine without a GPU: Hostname only (empty labels are absent to Prometheus).
+  r.context.erase("device");
+  r.context["gpus"] = ojson::array();
+  EXPECT_TRUE(has_line(prometheus_exposition(r),
+                       "pathbench_host_memory_bandwidth_bytes_per_second{measure=\"memcpy\"," +
+                           run_labels_of("") + "} 1e+10"));
 }
 
 }  // namespace
