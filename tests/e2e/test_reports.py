@@ -12,19 +12,20 @@ tests/fixtures/compare/h200-vs-degraded.json, the serving fixture tests/fixtures
 (generated, with per-operation distributions), and results derived from them here (a latency sweep
 with remote-node and failed cases, hostile strings, an `across` comparison, a second, slower serving
 node, serving cases without distributions or beyond what an axis holds, broken files).
-Also the plots of the other families from tests/fixtures/report_families/ (overlap, small_copies,
-unified_memory, peer: SYNTHETIC shape fixtures written by its generate.py, the overlap traces real
-H200 ones), their Gantt charts and the HTML page linking the traces, read back through
-plot.py --describe (axes titles, labels, legends). With --pathbench, the binary must accept every
-such fixture (`pathbench compare F F`, `pathbench export F --prometheus -`).
+Also the plots of the other families from tests/fixtures/report_families/ (small_copies and
+unified_memory: real H200 results, the expected values derived from the files; overlap and peer:
+SYNTHETIC shape fixtures written by its generate.py, the overlap traces real H200 ones), their
+Gantt charts and the HTML page linking the traces, read back through plot.py --describe (axes
+titles, labels, legends). With --pathbench, the binary must accept every such fixture
+(`pathbench compare F F`, `pathbench export F --prometheus -`).
 Runs in about 4.5 minutes on the shared two-core development machine (CMake: TIMEOUT 600).
 
 Real H200 results to replace the synthetic fixtures with (then rerun this test; the scripts read
-any result of these families):
+any result of these families; small_copies and unified_memory are real already, from
+  pathbench run scenarios/small_copies.json -o tests/fixtures/report_families/h200-small-copies.json
+  pathbench run scenarios/unified_memory.json -o tests/fixtures/report_families/h200-unified-memory.json):
   pathbench run scenarios/overlap.json -o tests/fixtures/report_families/h200-overlap.json
       (traces into h200-overlap.json.timelines/; 4 cases, about 15 s)
-  pathbench run scenarios/small_copies.json -o tests/fixtures/report_families/h200-small-copies.json
-  pathbench run scenarios/unified_memory.json -o tests/fixtures/report_families/h200-unified-memory.json
   pathbench run scenarios/peer.json --filter 'bytes=(65536|16777216|268435456|4|4096)$' \
       -o tests/fixtures/report_families/h200x4-peer.json      (needs 2+ GPUs)
 """
@@ -930,6 +931,14 @@ def describe_of(name: str) -> dict[str, dict[str, Any]]:
     return {p["name"]: p for p in doc["plots"]}
 
 
+def fmt_bytes(n: int) -> str:
+    """A power-of-two size as the plots label it (4096 -> '4 KiB')."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"
+
+
 def all_text(p: dict[str, Any]) -> str:
     """Every string a described figure shows (titles, labels, ticks, texts, legends), joined."""
     parts = [p.get("suptitle", ""), *p.get("subfigure_titles", []), *p.get("legends", [])]
@@ -941,7 +950,8 @@ def all_text(p: dict[str, Any]) -> str:
 
 class FamilyPlotTest(unittest.TestCase):
     """The plots of overlap, small_copies, unified_memory, peer and the serving percentiles, from the
-    fixtures of tests/fixtures/report_families (synthetic shapes; real H200 traces)."""
+    fixtures of tests/fixtures/report_families (real small_copies and unified_memory results; synthetic
+    overlap and peer shapes, real H200 overlap traces)."""
 
     def ok(self, name: str) -> subprocess.CompletedProcess[str]:
         proc = RUNS[name]
@@ -1024,8 +1034,19 @@ class FamilyPlotTest(unittest.TestCase):
                                   "CPU time spent issuing (lower is better)"])
         self.assertTrue(all(ax["yscale"] == "log" for ax in p["axes"]))
         self.assertEqual(p["axes"][0]["legend"], ["individual", "coalesced", "batched", "graph", "gather_kernel"])
-        self.assertEqual(p["axes"][0]["patches"], 19)  # a bar per case
-        self.assertIn("1024", p["axes"][1]["texts"])  # individual copies: one call per piece
+        r = load(family("h200-small-copies.json"))
+        ok = [c for c in r["cases"] if c["status"] == "ok"]
+        self.assertEqual(p["axes"][0]["patches"], len(ok))  # a bar per case
+        # Individual copies: one API call per piece, the median written on the bar.
+        individual = [c for c in ok if c["params"]["method"] == "individual"]
+        self.assertTrue(individual)
+        for c in individual:
+            calls = c["metrics"]["api_calls_per_batch"]["stats"]["median"]
+            self.assertEqual(calls, c["params"]["count"], c["id"])
+            self.assertIn(f"{calls:g}", p["axes"][1]["texts"])
+        ticks = {f"{c['params']['direction'].upper()}\n{c['params']['count']} × "
+                 f"{fmt_bytes(c['params']['bytes'])}" for c in ok}
+        self.assertEqual(set(p["axes"][0]["xticklabels"]), ticks)
         self.assertIn("H2D\n1024 × 4 KiB", p["axes"][0]["xticklabels"])
 
     def test_unified_memory_content(self) -> None:
@@ -1037,9 +1058,19 @@ class FamilyPlotTest(unittest.TestCase):
         self.assertEqual(ticks[:4], ["fault stride 4 KiB", "fault stride 64 KiB", "fault stride 2 MiB",
                                      "prefetch stride 64 KiB"])
         self.assertIn("gpu_to_cpu stride 4 KiB", ticks)
+        r = load(family("h200-unified-memory.json"))
+        counters = {c["id"]: next(ch["value"] for ch in c["checks"] if ch["name"] == "um_counters")
+                    for c in r["cases"] if c["status"] == "ok"}
         faults = p["axes"][titles.index("GPU page-fault groups (CUPTI um_counters)")]["texts"]
-        self.assertIn("19", faults)  # the 2 MiB-stride fault pass: 19 groups per sample
-        self.assertRegex("\n".join(p["legends"]), r"INCOMPLETE in 2 case")
+        # Every case with fault groups has its median number of groups per sample written on its bar.
+        with_faults = {i: statistics.median(v["gpu_fault_groups"]) for i, v in counters.items()
+                       if statistics.median(v["gpu_fault_groups"]) > 0}
+        self.assertTrue(with_faults)
+        for cid, groups in with_faults.items():
+            self.assertIn(f"{groups:g}", faults, cid)
+        incomplete = sum(1 for v in counters.values() if v["complete"] is False)
+        self.assertGreater(incomplete, 0)  # the fine-stride fault passes lose CUPTI records on an H200
+        self.assertRegex("\n".join(p["legends"]), rf"INCOMPLETE in {incomplete} case")
 
     def test_peer_content(self) -> None:
         described = describe_of("fam_h200x4-peer.json")
