@@ -23,16 +23,21 @@ namespace {
 // must be a result.
 std::vector<FleetInput> read_inputs(const std::vector<std::string>& inputs) {
   std::vector<FleetInput> out;
+  // Read case by case (read_result_file), as every result reader does; a directory's other JSON
+  // comes back whole in `other` and is passed over.
   const auto read = [&](const std::filesystem::path& path, bool named) {
-    const auto document = load_json_document(path);
-    const bool is_result =
-        document.is_object() && document.contains("schema") && document["schema"] == kResultSchema;
-    if (!is_result && !named) {
+    std::vector<CaseResult> cases;
+    nlohmann::ordered_json other;
+    auto result = read_result_file(
+        path, [&](CaseResult&& c, std::size_t) { cases.push_back(std::move(c)); },
+        named ? nullptr : &other);
+    if (!result) {
       std::fprintf(stderr, "pathbench fleet: %s is not a %s file: passed over\n",
                    path.string().c_str(), kResultSchema);
       return;
     }
-    out.push_back({path.string(), result_from_json(document, path.string())});
+    result->cases = std::move(cases);
+    out.push_back({path.string(), std::move(*result)});
   };
   for (const auto& input : inputs) {
     std::error_code ec;
