@@ -9,6 +9,7 @@
 #include "measure/block_bench.hpp"
 #include "measure/check_log.hpp"
 #include "measure/pattern.hpp"
+#include "measure/under_pinning_pressure.hpp"
 #include "placement/buffer_checks.hpp"
 #include "placement/thread_placement.hpp"
 #include "scenario/typed_axis.hpp"
@@ -36,6 +37,11 @@ const IntegerAxis kMemNode{
     "mem_node", 0, 4095,
     "NUMA node the buffers are bound to with MPOL_BIND (default: first touch)"};
 const IntegerAxis kBytes{"bytes", 4096, std::int64_t{1} << 40, "size of each buffer in bytes"};
+const IntegerAxis kPinnedPct{
+    "pinned_pct", 0, kMaxPinCapPct,
+    "share of the node's RAM (MemTotal, percent) mlock'ed for the whole case before its buffers "
+    "are mapped: host throughput under pinning pressure. Cases above the run's cap "
+    "(--max-pinned-pct, default 50) are skipped; 0 is the unpressured reference"};
 
 HostMemoryParams parse(const CaseSpec& spec) {
   HostMemoryParams p;
@@ -44,6 +50,7 @@ HostMemoryParams parse(const CaseSpec& spec) {
   if (const auto node = kCpuNode.decode_optional(spec)) p.cpu_node = static_cast<int>(*node);
   if (const auto node = kMemNode.decode_optional(spec)) p.mem_node = static_cast<int>(*node);
   p.bytes = static_cast<std::uint64_t>(kBytes.decode(spec));
+  if (const auto pct = kPinnedPct.decode_optional(spec)) p.pinned_pct = static_cast<int>(*pct);
   return p;
 }
 
@@ -130,9 +137,9 @@ class HostMemoryFamily final : public DeclaredFamily {
   HostMemoryFamily()
       : DeclaredFamily({"host_memory",
                         "host memcpy bandwidth per NUMA node pair, first-touch fault cost (4 KiB "
-                        "vs THP vs hugetlb) and mlock cost; verifies page node (move_pages) and "
-                        "huge backing (smaps)",
-                        axis_schemas(kMeasure, kPage, kCpuNode, kMemNode, kBytes),
+                        "vs THP vs hugetlb) and mlock cost, optionally while a share of RAM is "
+                        "pinned; verifies page node (move_pages), huge backing and locks (smaps)",
+                        axis_schemas(kMeasure, kPage, kCpuNode, kMemNode, kBytes, kPinnedPct),
                         {"measure", "bytes"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
@@ -163,6 +170,10 @@ class HostMemoryFamily final : public DeclaredFamily {
       needs.hugetlb_pages(p.bytes, static_cast<std::uint64_t>(p.buffers()));
     }
     if (p.measure == Measure::kMlock) needs.memlock(p.mapped(2u << 20));
+    if (p.pinned_pct) {
+      needs.pinned_share(*p.pinned_pct,
+                         static_cast<std::uint64_t>(p.buffers()) * p.mapped(2u << 20));
+    }
     return needs;
   }
 
@@ -176,8 +187,17 @@ class HostMemoryFamily final : public DeclaredFamily {
     // Tests prepare cases directly; the runner has judged the requirements already.
     if (auto why = requirements(spec).unmet(machine, device)) throw SkipCase(*why);
     const HostMemoryParams p = parse(spec);
-    if (p.measure == Measure::kMemcpy) return std::make_unique<MemcpyBench>(p, machine);
-    return make_fresh_buffer_bench(p, machine);
+    const auto make_bench = [&]() -> std::unique_ptr<CaseBench> {
+      if (p.measure == Measure::kMemcpy) return std::make_unique<MemcpyBench>(p, machine);
+      return make_fresh_buffer_bench(p, machine);
+    };
+    if (!p.pinned_pct) return make_bench();
+    return under_pinning_pressure({.pct = *p.pinned_pct,
+                                   .bytes = pinned_share_bytes(machine, *p.pinned_pct),
+                                   .mem_total_bytes = machine.mem_total_bytes,
+                                   .cap_pct = machine.pin_cap_pct,
+                                   .memlock_limit_bytes = machine.memlock_limit_bytes},
+                                  make_bench);
   }
 };
 

@@ -32,6 +32,7 @@ struct HostMemoryParams {
   std::optional<int> cpu_node;
   std::optional<int> mem_node;
   std::uint64_t bytes = 0;
+  std::optional<int> pinned_pct;  // % of MemTotal locked while the case runs (pinning pressure)
 
   HostBufferRequest buffer() const { return {bytes, page, mem_node}; }
   int buffers() const { return measure == Measure::kMemcpy ? 2 : 1; }

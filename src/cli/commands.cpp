@@ -63,13 +63,14 @@ void check_device_option(const Machine& machine, int device, bool given) {
   }
 }
 
-// The machine the plan runs on, with `--devices` applied (bad input: exit 3).
-Machine machine_for(const Inventory& inventory, const std::string& devices) {
+// The machine the plan runs on, with `--devices` and the pinning cap applied (bad input: exit 3).
+Machine machine_for(const Inventory& inventory, const std::string& devices, int pin_cap_pct) {
   Machine machine = machine_from(inventory);
   std::vector<int> available;
   for (const auto& g : machine.gpus) available.push_back(g.index);
   if (!machine.has_gpu()) available.clear();
   machine.selected_gpus = parse_device_list(devices, available);
+  machine.pin_cap_pct = pin_cap_pct;
   return machine;
 }
 
@@ -130,6 +131,12 @@ Result resumable_result(const std::filesystem::path& out, const RunPlan& plan,
     throw InputError(file, "/context/device",
                      "the run began with other --device/--devices; resume with the same");
   }
+  if (r.context.value("max_pinned_pct", kDefaultPinCapPct) != machine.pin_cap_pct) {
+    throw InputError(file, "/context/max_pinned_pct",
+                     "the run began with --max-pinned-pct " +
+                         std::to_string(r.context.value("max_pinned_pct", kDefaultPinCapPct)) +
+                         "; resume with the same");
+  }
   std::erase_if(r.cases, [](const CaseResult& c) {
     return c.status == CaseStatus::kFailed && c.reason.starts_with(kInterruptedReason);
   });
@@ -172,7 +179,7 @@ int run_command(const RunOptions& options) {
   }
   const FamilyRegistry families = builtin_families();
   Inventory inventory = collect_inventory(InventoryOptions{options.node_type});
-  const Machine machine = machine_for(inventory, options.devices);
+  const Machine machine = machine_for(inventory, options.devices, options.max_pinned_pct);
   check_device_option(machine, options.device, options.device_given);
   RunPlan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
   print_warnings(inventory);
@@ -201,8 +208,9 @@ int run_command(const RunOptions& options) {
     header = resumable_result(out, plan, inventory, options, machine);
   } else {
     header.context = to_json(inventory);
-    header.context["device"] = options.device;          // which GPU the GPU families ran on
-    header.context["devices"] = machine.selected_gpus;  // the GPUs the multi-GPU families used
+    header.context["device"] = options.device;               // which GPU the GPU families ran on
+    header.context["devices"] = machine.selected_gpus;       // the GPUs the multi-GPU families used
+    header.context["max_pinned_pct"] = machine.pin_cap_pct;  // the cap pinning pressure ran under
     header.context["environment"] = run_environment_json(environment_start, std::nullopt);
     for (const auto& f : plan.files) header.scenario_files.push_back({f.path, f.sha256});
     header.start_time = iso8601_utc_now();
@@ -301,7 +309,7 @@ int run_command(const RunOptions& options) {
 int list_command(const ListOptions& options) {
   const FamilyRegistry families = builtin_families();
   const Inventory inventory = collect_inventory(InventoryOptions{});
-  const Machine machine = machine_for(inventory, options.devices);
+  const Machine machine = machine_for(inventory, options.devices, options.max_pinned_pct);
   check_device_option(machine, options.device, options.device_given);
   const RunPlan plan =
       make_plan(options.scenarios, options.filter, families, machine, options.device);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "inventory/machine.hpp"
+
 namespace pathbench::cli {
 
 struct RunOptions {
@@ -15,6 +17,7 @@ struct RunOptions {
   int device = 0;
   bool device_given = false;    // --device was on the command line: it must name a usable GPU
   std::string devices = "all";  // --devices: the GPUs of multi-GPU families (peer pairs)
+  int max_pinned_pct = kDefaultPinCapPct;  // --max-pinned-pct: cap of pinning-pressure cases
   std::string node_type;
   std::string timeline_dir;   // --timeline DIR: a Chrome trace of one extra sample per case
   std::string benchmark_out;  // Google Benchmark's native output, passed through
@@ -31,6 +34,7 @@ struct ListOptions {
   int device = 0;
   bool device_given = false;
   std::string devices = "all";
+  int max_pinned_pct = kDefaultPinCapPct;
 };
 
 struct InventoryOptionsCli {

@@ -64,6 +64,13 @@ int main(int argc, char** argv) {
                    "every ordered pair of them): \"all\" or a comma list of CUDA indexes, e.g. "
                    "0,1; an index this machine lacks is bad input (exit 3)")
       ->capture_default_str();
+  std::optional<std::string> run_pin_cap_text;
+  run_cmd
+      ->add_option("--max-pinned-pct", run_pin_cap_text,
+                   "The most of the node's RAM (MemTotal) a pinning-pressure case (host_memory "
+                   "pinned_pct) may lock, in percent: an integer in [0, 90], default 50. A case "
+                   "asking for more is skipped, saying so")
+      ->type_name("P");
   run_cmd->add_flag("--resume", run.resume,
                     "Continue the incomplete result at --out (a run stopped by a signal, a full "
                     "disk or a kill): the cases it finished stay, the rest run; the same scenario "
@@ -234,6 +241,11 @@ int main(int argc, char** argv) {
       ->add_option("--devices", list.devices,
                    "GPUs of the multi-GPU families: \"all\" or a comma list such as 0,1")
       ->capture_default_str();
+  std::optional<std::string> list_pin_cap_text;
+  list_cmd
+      ->add_option("--max-pinned-pct", list_pin_cap_text,
+                   "As for run: the pinning cap that decides which cases would skip")
+      ->type_name("P");
 
   cli::InventoryOptionsCli inventory;
   auto* inventory_cmd = app.add_subcommand(
@@ -322,6 +334,13 @@ int main(int argc, char** argv) {
       run.repetitions = static_cast<int>(
           parse_integer_option("--repetitions", *repetitions_text, 1, kMaxRepetitions));
     }
+    const auto pin_cap = [](const std::optional<std::string>& text) {
+      return text ? static_cast<int>(
+                        parse_integer_option("--max-pinned-pct", *text, 0, kMaxPinCapPct))
+                  : kDefaultPinCapPct;
+    };
+    run.max_pinned_pct = pin_cap(run_pin_cap_text);
+    list.max_pinned_pct = pin_cap(list_pin_cap_text);
     if (*run_cmd) return cli::run_command(run);
     if (*list_cmd) return cli::list_command(list);
     if (*inventory_cmd) return cli::inventory_command(inventory);

@@ -165,6 +165,7 @@ Machine machine_from(const Inventory& inventory) {
     std::vector<int> cpus = sorted_unique(node->cpus);
     machine.node_cpus.push_back(cpuset.empty() ? cpus : intersect(cpus, cpuset));
   }
+  machine.mem_total_bytes = inventory.mem_total_bytes;
   machine.mem_available_bytes = inventory.mem_available_bytes;
   machine.hugetlb_free_pages = inventory.hugepages_free;
   if (inventory.hugepage_bytes != 0) machine.hugetlb_page_bytes = inventory.hugepage_bytes;

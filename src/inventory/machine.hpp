@@ -19,9 +19,16 @@ struct MachineGpu {
   std::uint64_t memory_bytes = 0;
 };
 
+// Half of RAM: enough to show a host starving of reclaimable memory, and leaves the rest to the
+// system and to the case's own buffers.
+inline constexpr int kDefaultPinCapPct = 50;
+// The highest cap `--max-pinned-pct` accepts: the host must keep some memory it can reclaim.
+inline constexpr int kMaxPinCapPct = 90;
+
 struct Machine {
   std::vector<int> numa_nodes;              // NUMA node ids with memory, sorted
   std::vector<std::vector<int>> node_cpus;  // parallel to numa_nodes: allowed CPUs of each node
+  std::uint64_t mem_total_bytes = 0;        // /proc/meminfo MemTotal
   std::uint64_t mem_available_bytes = 0;    // /proc/meminfo MemAvailable
   std::uint64_t hugetlb_free_pages = 0;     // default huge page size pool
   std::uint64_t hugetlb_page_bytes = 2u << 20;
@@ -34,6 +41,10 @@ struct Machine {
   // The GPUs the multi-GPU cases use (peer pairs, all-GPU copies): `run --devices`, by default
   // every GPU in `gpus`, sorted.
   std::vector<int> selected_gpus;
+  // The most of MemTotal a case may pin to put the host under pressure, in percent: `run
+  // --max-pinned-pct`, by default kDefaultPinCapPct. A case that asks for more is skipped, saying
+  // so.
+  int pin_cap_pct = kDefaultPinCapPct;
 
   bool has_gpu() const { return cuda_unavailable_reason.empty() && !gpus.empty(); }
   // Why GPU `device` cannot be used (no CUDA device, no such index), else nothing: the first

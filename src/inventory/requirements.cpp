@@ -18,7 +18,9 @@ namespace {
 
 using Judge = std::function<std::optional<std::string>(const Machine&, int)>;
 
-bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 std::uint64_t hugetlb_page_bytes(const Machine& m) {
   return m.hugetlb_page_bytes > 0 ? m.hugetlb_page_bytes : std::uint64_t{2} << 20;
@@ -188,8 +190,8 @@ Requirements& Requirements::numa_node_of_every_selected_gpu() {
 Requirements& Requirements::numa_node(int node, bool cpus) {
   return custom([node, cpus](const Machine& m, int) -> std::optional<std::string> {
     if (!contains(m.numa_nodes, node)) {
-      return "NUMA node " + std::to_string(node) + " does not exist on this machine (nodes: " +
-             join_ids(m.numa_nodes) + ")";
+      return "NUMA node " + std::to_string(node) +
+             " does not exist on this machine (nodes: " + join_ids(m.numa_nodes) + ")";
     }
     const auto* allowed = m.cpus_of_node(node);
     if (cpus && (allowed == nullptr || allowed->empty())) {
@@ -225,15 +227,51 @@ Requirements& Requirements::hugetlb_pages(std::uint64_t bytes, std::uint64_t buf
   });
 }
 
+namespace {
+
+std::optional<std::string> memlock_unmet(const Machine& m, std::uint64_t bytes) {
+  if (m.memlock_limit_bytes == UINT64_MAX || m.memlock_limit_bytes >= bytes ||
+      process_has_ipc_lock()) {
+    return std::nullopt;
+  }
+  return "mlock of " + format_bytes(bytes) + " exceeds RLIMIT_MEMLOCK (" +
+         format_bytes(m.memlock_limit_bytes) + "); " + memlock_fix();
+}
+
+}  // namespace
+
 Requirements& Requirements::memlock(std::uint64_t bytes) {
-  return custom([bytes](const Machine& m, int) -> std::optional<std::string> {
-    if (m.memlock_limit_bytes == UINT64_MAX || m.memlock_limit_bytes >= bytes ||
-        process_has_ipc_lock()) {
-      return std::nullopt;
-    }
-    return "mlock of " + format_bytes(bytes) + " exceeds RLIMIT_MEMLOCK (" +
-           format_bytes(m.memlock_limit_bytes) + "); " + memlock_fix();
+  return custom([bytes](const Machine& m, int) { return memlock_unmet(m, bytes); });
+}
+
+std::uint64_t pinned_share_bytes(const Machine& machine, int pct) {
+  const std::uint64_t pages = machine.mem_total_bytes / 4096;
+  return pages * static_cast<std::uint64_t>(std::max(pct, 0)) / 100 * 4096;
+}
+
+Requirements& Requirements::pinned_share(int pct, std::uint64_t other_bytes) {
+  custom([pct](const Machine& m, int) -> std::optional<std::string> {
+    if (pct <= m.pin_cap_pct) return std::nullopt;
+    return "pinning " + std::to_string(pct) + " % of RAM exceeds the run's cap of " +
+           std::to_string(m.pin_cap_pct) + " % (raise it with `pathbench run --max-pinned-pct " +
+           std::to_string(pct) + "`, at most " + std::to_string(kMaxPinCapPct) + ")";
   });
+  custom([pct](const Machine& m, int) -> std::optional<std::string> {
+    if (m.mem_total_bytes > 0) return std::nullopt;
+    return "pinning " + std::to_string(pct) +
+           " % of RAM needs MemTotal, and /proc/meminfo did not give it";
+  });
+  custom([pct, other_bytes](const Machine& m, int) -> std::optional<std::string> {
+    const std::uint64_t pinned = pinned_share_bytes(m, pct);
+    const std::uint64_t need = pinned + other_bytes + kPinningHeadroomBytes;
+    if (m.mem_available_bytes == 0 || need <= m.mem_available_bytes) return std::nullopt;
+    return "pinning " + std::to_string(pct) + " % of RAM (" + format_bytes(pinned) + ") beside " +
+           format_bytes(other_bytes) + " of buffers and " + format_bytes(kPinningHeadroomBytes) +
+           " left to the system needs " + format_bytes(need) + ", MemAvailable is " +
+           format_bytes(m.mem_available_bytes);
+  });
+  return custom(
+      [pct](const Machine& m, int) { return memlock_unmet(m, pinned_share_bytes(m, pct)); });
 }
 
 Requirements& Requirements::host_memory_per_gpu(std::uint64_t bytes) {

@@ -42,6 +42,10 @@ class Requirements {
   Requirements& hugetlb_pages(std::uint64_t bytes, std::uint64_t buffers = 1, bool per_gpu = false);
   // RLIMIT_MEMLOCK admits locking `bytes` (or the process holds CAP_IPC_LOCK).
   Requirements& memlock(std::uint64_t bytes);
+  // `pct` % of MemTotal may be locked to put the host under pinning pressure: within the run's
+  // cap (Machine::pin_cap_pct, `--max-pinned-pct`), RLIMIT_MEMLOCK, and MemAvailable less the
+  // case's own `other_bytes` and a margin for the system.
+  Requirements& pinned_share(int pct, std::uint64_t other_bytes);
   // One host buffer of `bytes` for each GPU in use, within MemAvailable.
   Requirements& host_memory_per_gpu(std::uint64_t bytes);
   // GPU `accessor` may access GPU `peer`'s memory, as far as the inventory's link map knows (an
@@ -71,6 +75,10 @@ std::string join_ids(const std::vector<int>& ids);
 // requirement, also for a bench that finds the driver refusing what the inventory did not know.
 std::string no_peer_access_reason(int accessor, int peer, const GpuLink* link,
                                   const std::string& needed_by);
+// The bytes `pct` % of the machine's MemTotal is, in whole 4 KiB pages.
+std::uint64_t pinned_share_bytes(const Machine& machine, int pct);
+// What pinning `pct` % leaves of MemAvailable for everything else at the least.
+inline constexpr std::uint64_t kPinningHeadroomBytes = std::uint64_t{1} << 30;
 // How to raise RLIMIT_MEMLOCK, for every reason that names it.
 std::string memlock_fix();
 // Whether this process holds CAP_IPC_LOCK (mlock beyond RLIMIT_MEMLOCK).

@@ -458,6 +458,58 @@ class TestList(unittest.TestCase):
         self.assertTrue(ids)
         self.assertTrue(all("measure=latency" in i for i in ids), ids)
 
+    def test_pinning_cap_decides_which_pressure_cases_skip(self) -> None:
+        scenario = SOURCE / "scenarios/host_memory.json"
+        pressure = "pinned_pct="
+
+        def pressure_lines(*extra: str) -> dict[str, str]:
+            proc = run_pb("list", scenario, "--filter", pressure, *extra)
+            self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+            lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.startswith("    ")]
+            return {ln.split()[0]: ln for ln in lines}
+
+        default = pressure_lines()
+        self.assertEqual(len(default), 6, default)
+        for case_id, line in default.items():
+            with self.subTest(case=case_id):
+                # The default cap is 50 %: no case of 0, 25 or 50 % is skipped for the cap.
+                self.assertNotIn("exceeds the run's cap", line)
+        capped = pressure_lines("--max-pinned-pct", "10")
+        for case_id, line in capped.items():
+            with self.subTest(case=case_id, cap=10):
+                if "pinned_pct=0" in case_id:
+                    self.assertNotIn("exceeds the run's cap", line)
+                else:
+                    pct = re.search(r"pinned_pct=(\d+)", case_id)
+                    assert pct is not None
+                    self.assertIn(f"pinning {pct.group(1)} % of RAM exceeds the run's cap of "
+                                  f"10 %", line)
+                    self.assertIn(f"--max-pinned-pct {pct.group(1)}", line)
+        for bad in ("91", "-1", "1e1", "", "50%"):
+            with self.subTest(value=bad):
+                proc = run_pb("list", scenario, "--max-pinned-pct", bad)
+                self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+                self.assertIn("--max-pinned-pct", proc.stderr)
+
+    def test_pinning_pressure_case_runs_and_records_the_cap(self) -> None:
+        # 0 % is the reference: it runs everywhere and records the pressure check and the cap.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "pressure.json"
+            proc = run_pb("run", SOURCE / "scenarios/host_memory.json", "--quick", "--filter",
+                          "measure=memcpy/.*pinned_pct=0", "--max-pinned-pct", "30",
+                          "--out", out)
+            self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+            result = json.loads(out.read_text())
+            self.assertEqual(result["context"]["max_pinned_pct"], 30)
+            cases = result["cases"]
+            self.assertEqual(len(cases), 1, [c["id"] for c in cases])
+            self.assertEqual(cases[0]["status"], "ok", cases[0].get("reason"))
+            checks = {c["name"]: c for c in cases[0]["checks"]}
+            self.assertIn("pinning_pressure", checks)
+            self.assertTrue(checks["pinning_pressure"]["passed"])
+            self.assertEqual(checks["pinning_pressure"]["value"]["cap_pct"], 30)
+            self.assertEqual(checks["pinning_pressure"]["value"]["pinned_bytes"], 0)
+
     def test_filter_matching_nothing_exit_3(self) -> None:
         proc = run_pb("list", SOURCE / "scenarios/default.json", "--filter", "^no-such-case$")
         self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))

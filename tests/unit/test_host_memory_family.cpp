@@ -12,6 +12,8 @@
 
 #include "bench/host_memory.hpp"
 #include "core/errors.hpp"
+#include "inventory/requirements.hpp"
+#include "inventory/sysfs.hpp"
 #include "placement/smaps.hpp"
 
 namespace pathbench {
@@ -92,7 +94,10 @@ TEST(HostMemoryFamily, DescribesItsAxes) {
   EXPECT_EQ(family->name(), "host_memory");
   std::vector<std::string> names;
   for (const auto& axis : family->axes()) names.push_back(axis.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"measure", "page", "cpu_node", "mem_node", "bytes"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"measure", "page", "cpu_node", "mem_node", "bytes",
+                                             "pinned_pct"}));
+  EXPECT_EQ(family->axes()[5].min, 0);
+  EXPECT_EQ(family->axes()[5].max, kMaxPinCapPct);
   const auto& measure = family->axes()[0];
   EXPECT_EQ(measure.kind, AxisSchema::Kind::kString);
   EXPECT_EQ(measure.allowed, (std::vector<std::string>{"memcpy", "first_touch", "mlock"}));
@@ -122,24 +127,26 @@ TEST(HostMemoryFamily, InvalidCombinations) {
   const auto family = make_host_memory_family();
   EXPECT_FALSE(rejected(*family, make_spec({{"measure", "memcpy"}, {"bytes", 4096}})));
   EXPECT_FALSE(rejected(*family, make_spec({{"measure", "mlock"},
-                                                      {"page", "thp"},
-                                                      {"cpu_node", 0},
-                                                      {"mem_node", 0},
-                                                      {"bytes", 1 << 20}})));
-  EXPECT_FALSE(rejected(*family, make_spec(
-      {{"measure", "first_touch"}, {"page", "hugetlb"}, {"mem_node", 0}, {"bytes", 1 << 20}})));
+                                            {"page", "thp"},
+                                            {"cpu_node", 0},
+                                            {"mem_node", 0},
+                                            {"bytes", 1 << 20}})));
+  EXPECT_FALSE(rejected(
+      *family,
+      make_spec(
+          {{"measure", "first_touch"}, {"page", "hugetlb"}, {"mem_node", 0}, {"bytes", 1 << 20}})));
   // The kernel's mlock skips hugetlb mappings: nothing would be measured.
-  const auto mlock_hugetlb = rejected(*family, 
-      make_spec({{"measure", "mlock"}, {"page", "hugetlb"}, {"bytes", 1 << 20}}));
+  const auto mlock_hugetlb =
+      rejected(*family, make_spec({{"measure", "mlock"}, {"page", "hugetlb"}, {"bytes", 1 << 20}}));
   ASSERT_TRUE(mlock_hugetlb);
   EXPECT_NE(mlock_hugetlb->find("hugetlb"), std::string::npos);
   EXPECT_TRUE(rejected(*family, make_spec({{"bytes", 4096}})));
   EXPECT_TRUE(rejected(*family, make_spec({{"measure", "memcpy"}})));
   EXPECT_TRUE(rejected(*family, make_spec({{"measure", "memcpy"}, {"bytes", 100}})));
-  EXPECT_TRUE(rejected(*family, 
-      make_spec({{"measure", "memcpy"}, {"page", "2m"}, {"bytes", 4096}})));
-  EXPECT_TRUE(rejected(*family, 
-      make_spec({{"measure", "memcpy"}, {"mem_node", -1}, {"bytes", 4096}})));
+  EXPECT_TRUE(
+      rejected(*family, make_spec({{"measure", "memcpy"}, {"page", "2m"}, {"bytes", 4096}})));
+  EXPECT_TRUE(
+      rejected(*family, make_spec({{"measure", "memcpy"}, {"mem_node", -1}, {"bytes", 4096}})));
 }
 
 TEST(HostMemoryFamily, MemoryNeeds) {
@@ -433,6 +440,144 @@ TEST(HostMemoryFamily, PrepareSkipsWhatTheMachineCannotProvide) {
       family->prepare(make_spec({{"measure", "memcpy"}, {"cpu_node", missing}, {"bytes", 4096}}), m,
                       0),
       SkipCase);
+}
+
+}  // namespace
+}  // namespace pathbench
+
+namespace pathbench {
+namespace {
+
+// VmLck of this process (/proc/self/status), in bytes.
+std::uint64_t locked_bytes_of_process() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmLck:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+Machine pressure_machine(std::uint64_t total, std::uint64_t available, int cap) {
+  Machine m = one_node_machine();
+  m.mem_total_bytes = total;
+  m.mem_available_bytes = available;
+  m.pin_cap_pct = cap;
+  return m;
+}
+
+TEST(HostMemoryPinningPressure, ShareIsWholePagesOfMemTotal) {
+  EXPECT_EQ(pinned_share_bytes(pressure_machine(std::uint64_t{64} << 30, 0, 50), 25),
+            std::uint64_t{16} << 30);
+  // 1 % of 10 pages of 4 KiB: no whole page.
+  EXPECT_EQ(pinned_share_bytes(pressure_machine(10 * 4096, 0, 50), 1), 0u);
+  EXPECT_EQ(pinned_share_bytes(pressure_machine(1000 * 4096, 0, 50), 10), 100u * 4096);
+  EXPECT_EQ(pinned_share_bytes(pressure_machine(1000 * 4096, 0, 50), 0), 0u);
+}
+
+TEST(HostMemoryPinningPressure, ValuesOutsideZeroToNinetyAreBadInput) {
+  const auto family = make_host_memory_family();
+  const auto spec = [](int pct) {
+    return make_spec({{"measure", "memcpy"}, {"bytes", 4096}, {"pinned_pct", pct}});
+  };
+  EXPECT_FALSE(rejected(*family, spec(0)));
+  EXPECT_FALSE(rejected(*family, spec(kMaxPinCapPct)));
+  EXPECT_TRUE(rejected(*family, spec(kMaxPinCapPct + 1)));
+  EXPECT_TRUE(rejected(*family, spec(-1)));
+}
+
+TEST(HostMemoryPinningPressure, CapMemAvailableAndMemTotalDecideTheSkip) {
+  const auto family = make_host_memory_family();
+  const std::uint64_t gib = std::uint64_t{1} << 30;
+  const auto spec = [](int pct) {
+    return make_spec({{"measure", "memcpy"}, {"bytes", 1 << 20}, {"pinned_pct", pct}});
+  };
+  // At the default cap, half of a 64 GiB node with 60 GiB available runs.
+  EXPECT_FALSE(family->skip_reason(spec(50), pressure_machine(64 * gib, 60 * gib, 50), 0));
+  // Above the cap: skipped, naming the cap and the flag that raises it.
+  const auto above = family->skip_reason(spec(60), pressure_machine(64 * gib, 60 * gib, 50), 0);
+  ASSERT_TRUE(above);
+  EXPECT_NE(above->find("cap of 50 %"), std::string::npos) << *above;
+  EXPECT_NE(above->find("--max-pinned-pct 60"), std::string::npos) << *above;
+  EXPECT_FALSE(family->skip_reason(spec(60), pressure_machine(64 * gib, 60 * gib, 60), 0));
+  // The share, the case's buffers and 1 GiB for the system must fit in MemAvailable: 32 GiB +
+  // 2 MiB + 1 GiB does not fit in 33 GiB.
+  const auto short_memory =
+      family->skip_reason(spec(50), pressure_machine(64 * gib, 33 * gib, 50), 0);
+  ASSERT_TRUE(short_memory);
+  EXPECT_NE(short_memory->find("MemAvailable is 33"), std::string::npos) << *short_memory;
+  EXPECT_FALSE(family->skip_reason(spec(50), pressure_machine(64 * gib, 34 * gib, 50), 0));
+  // Without MemTotal there is no share to pin.
+  const auto unknown = family->skip_reason(spec(10), pressure_machine(0, 60 * gib, 50), 0);
+  ASSERT_TRUE(unknown);
+  EXPECT_NE(unknown->find("MemTotal"), std::string::npos) << *unknown;
+  if (!process_has_ipc_lock()) {
+    Machine limited = pressure_machine(64 * gib, 60 * gib, 50);
+    limited.memlock_limit_bytes = 64u << 20;
+    const auto locked = family->skip_reason(spec(10), limited, 0);
+    ASSERT_TRUE(locked);
+    EXPECT_NE(locked->find("RLIMIT_MEMLOCK"), std::string::npos) << *locked;
+  }
+}
+
+TEST(HostMemoryPinningPressure, MemcpyRunsWithTheShareLockedAndReleasesIt) {
+  Machine m = this_machine();
+  const MemInfo memory = read_meminfo();
+  ASSERT_GT(memory.mem_total_bytes, 0u);
+  m.mem_total_bytes = memory.mem_total_bytes;
+  m.mem_available_bytes = memory.mem_available_bytes;
+  // 1 %: a real lock of tens to hundreds of MiB, quick enough for a unit test.
+  const auto spec = make_spec({{"measure", "memcpy"}, {"bytes", 1 << 20}, {"pinned_pct", 1}});
+  const auto family = make_host_memory_family();
+  if (auto why = family->skip_reason(spec, m, 0)) GTEST_SKIP() << *why;
+  const std::uint64_t share = pinned_share_bytes(m, 1);
+  const std::uint64_t locked_before = locked_bytes_of_process();
+  {
+    std::unique_ptr<CaseBench> bench;
+    try {
+      bench = family->prepare(spec, m, 0);
+    } catch (const SkipCase& e) {
+      GTEST_SKIP() << e.what();
+    }
+    EXPECT_GE(locked_bytes_of_process(), locked_before + share);
+    bench->warm_up(spec.min_time);
+    const Sample sample = bench->measure();
+    EXPECT_GT(sample.values.at(0), 0.0);
+    bench->verify();
+    const auto checks = bench->checks();
+    expect_all_passed(checks);
+    const auto held = std::find_if(checks.begin(), checks.end(),
+                                   [](const Check& c) { return c.name == "pinning_pressure"; });
+    ASSERT_NE(held, checks.end());
+    EXPECT_EQ(held->value.at("pinned_pct"), 1);
+    EXPECT_EQ(held->value.at("pinned_bytes"), share);
+    EXPECT_GE(held->value.at("locked_bytes").get<std::uint64_t>(), share);
+    EXPECT_EQ(held->value.at("cap_pct"), kDefaultPinCapPct);
+    // The memcpy's own checks are still there.
+    EXPECT_TRUE(has_check(checks, "destination_pattern"));
+  }
+  EXPECT_EQ(locked_bytes_of_process(), locked_before);
+}
+
+TEST(HostMemoryPinningPressure, ZeroPercentIsTheReferenceAndPinsNothing) {
+  Machine m = this_machine();
+  m.mem_total_bytes = read_meminfo().mem_total_bytes;
+  const auto spec = make_spec({{"measure", "first_touch"}, {"bytes", 1 << 20}, {"pinned_pct", 0}});
+  const auto family = make_host_memory_family();
+  ASSERT_FALSE(family->skip_reason(spec, m, 0));
+  const std::uint64_t locked_before = locked_bytes_of_process();
+  const auto bench = family->prepare(spec, m, 0);
+  EXPECT_EQ(locked_bytes_of_process(), locked_before);
+  bench->warm_up(spec.min_time);
+  bench->measure();
+  bench->verify();
+  const auto checks = bench->checks();
+  const auto held = std::find_if(checks.begin(), checks.end(),
+                                 [](const Check& c) { return c.name == "pinning_pressure"; });
+  ASSERT_NE(held, checks.end());
+  EXPECT_TRUE(held->passed);
+  EXPECT_EQ(held->value.at("pinned_bytes"), 0);
+  EXPECT_NE(held->detail.find("nothing pinned"), std::string::npos) << held->detail;
 }
 
 }  // namespace
