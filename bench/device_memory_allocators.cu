@@ -133,7 +133,11 @@ void entry_point(const char* symbol, Fn& fn) {
   void* p = nullptr;
   cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
   // The ABI of CUDA 12.0: every function here has had one signature since 10.2.
+#if CUDART_VERSION >= 12050
   PB_CUDA(cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status));
+#else
+  PB_CUDA(cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &status));  // 12.0 .. 12.4
+#endif
   if (status != cudaDriverEntryPointSuccess || p == nullptr) {
     throw SkipCase(std::string("the CUDA driver does not provide ") + symbol +
                    " (cudaGetDriverEntryPointByVersion, CUDA 12.0 ABI): no VMM API");
