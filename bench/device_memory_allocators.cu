@@ -1,0 +1,307 @@
+// The device_memory family's allocators. The VMM calls are driver API functions: pathbench links
+// the CUDA runtime statically and never links libcuda (a binary linked to it would not start on
+// a machine without the driver, where the CPU-only tests run), so they come from
+// cudaGetDriverEntryPointByVersion, with the types of <cudaTypedefs.h>.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "bench/device_memory_allocators.hpp"
+#include "core/errors.hpp"
+#include "core/units.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/cuda_resources.hpp"
+
+namespace pathbench {
+
+namespace {
+
+using Threshold = DeviceMemoryRequest::ReleaseThreshold;
+
+// A runtime allocation's answer: true on success, false on out-of-memory (cleared: the error is
+// not sticky, but cudaGetLastError would report it later), any other error thrown.
+bool allocated(cudaError_t err, const char* call) {
+  if (err == cudaErrorMemoryAllocation) {
+    static_cast<void>(cudaGetLastError());
+    return false;
+  }
+  cuda_check(err, call);
+  return true;
+}
+
+class CudaMallocAllocator final : public DeviceAllocator {
+ public:
+  std::optional<DeviceBlock> allocate(std::uint64_t bytes) override {
+    void* p = nullptr;
+    if (!allocated(cudaMalloc(&p, bytes), "cudaMalloc")) return std::nullopt;
+    return DeviceBlock{p, bytes, 0};
+  }
+  void free(const DeviceBlock& b) override { cuda_check(cudaFree(b.ptr), "cudaFree"); }
+  Check describe() const override {
+    return {"allocator", true, "cudaMalloc / cudaFree (the runtime's own sub-allocation)",
+            "cuda_malloc"};
+  }
+};
+
+class PoolAllocator final : public DeviceAllocator {
+ public:
+  PoolAllocator(int device, Threshold threshold) : threshold_(threshold) {
+    int supported = 0;
+    PB_CUDA(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
+    if (supported == 0) {
+      throw SkipCase("GPU " + std::to_string(device) +
+                     " does not support stream-ordered memory pools "
+                     "(cudaDevAttrMemoryPoolsSupported = 0)");
+    }
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    PB_CUDA(cudaMemPoolCreate(&pool_, &props));
+    std::uint64_t value =
+        threshold == Threshold::kZero ? 0 : std::numeric_limits<std::uint64_t>::max();
+    PB_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &value));
+    PB_CUDA(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &read_back_));
+  }
+  PoolAllocator(const PoolAllocator&) = delete;
+  PoolAllocator& operator=(const PoolAllocator&) = delete;
+  ~PoolAllocator() override {
+    // Every free complete first: a pool destroyed with frees pending lingers until they are.
+    cudaStreamSynchronize(stream_.get());
+    if (pool_ != nullptr) cudaMemPoolDestroy(pool_);
+  }
+
+  std::optional<DeviceBlock> allocate(std::uint64_t bytes) override {
+    void* p = nullptr;
+    if (!allocated(cudaMallocFromPoolAsync(&p, bytes, pool_, stream_.get()),
+                   "cudaMallocFromPoolAsync")) {
+      return std::nullopt;
+    }
+    return DeviceBlock{p, bytes, 0};
+  }
+  void free(const DeviceBlock& b) override {
+    cuda_check(cudaFreeAsync(b.ptr, stream_.get()), "cudaFreeAsync");
+  }
+  void settle() override { stream_.synchronize(); }
+  std::uint64_t idle_bytes() const override {
+    std::uint64_t reserved = 0, used = 0;
+    PB_CUDA(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved));
+    PB_CUDA(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used));
+    return reserved > used ? reserved - used : 0;
+  }
+  Check describe() const override {
+    const std::uint64_t wanted =
+        threshold_ == Threshold::kZero ? 0 : std::numeric_limits<std::uint64_t>::max();
+    return {"allocator",
+            read_back_ == wanted,
+            "cudaMallocFromPoolAsync / cudaFreeAsync from a cudaMemPoolCreate pool on one "
+            "stream; cudaMemPoolAttrReleaseThreshold reads back " +
+                std::to_string(read_back_) + " (set " + std::to_string(wanted) + ")",
+            {{"allocator", "pool"}, {"release_threshold", read_back_}}};
+  }
+
+ private:
+  Threshold threshold_;
+  Stream stream_;
+  cudaMemPool_t pool_ = nullptr;
+  std::uint64_t read_back_ = 0;
+};
+
+// The driver's VMM entry points.
+struct VmmDriver {
+  PFN_cuDeviceGet_v2000 device_get = nullptr;
+  PFN_cuDeviceGetAttribute_v2000 device_attribute = nullptr;
+  PFN_cuMemGetAllocationGranularity_v10020 granularity = nullptr;
+  PFN_cuMemCreate_v10020 create = nullptr;
+  PFN_cuMemAddressReserve_v10020 reserve = nullptr;
+  PFN_cuMemMap_v10020 map = nullptr;
+  PFN_cuMemSetAccess_v10020 set_access = nullptr;
+  PFN_cuMemUnmap_v10020 unmap = nullptr;
+  PFN_cuMemAddressFree_v10020 address_free = nullptr;
+  PFN_cuMemRelease_v10020 release = nullptr;
+  PFN_cuGetErrorName_v6000 error_name = nullptr;
+};
+
+template <typename Fn>
+void entry_point(const char* symbol, Fn& fn) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  // The ABI of CUDA 12.0: every function here has had one signature since 10.2.
+#if CUDART_VERSION >= 12050
+  PB_CUDA(cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status));
+#else
+  PB_CUDA(cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &status));  // 12.0 .. 12.4
+#endif
+  if (status != cudaDriverEntryPointSuccess || p == nullptr) {
+    throw SkipCase(std::string("the CUDA driver does not provide ") + symbol +
+                   " (cudaGetDriverEntryPointByVersion, CUDA 12.0 ABI): no VMM API");
+  }
+  fn = reinterpret_cast<Fn>(p);
+}
+
+const VmmDriver& vmm_driver() {
+  static const VmmDriver driver = [] {
+    VmmDriver d;
+    entry_point("cuDeviceGet", d.device_get);
+    entry_point("cuDeviceGetAttribute", d.device_attribute);
+    entry_point("cuMemGetAllocationGranularity", d.granularity);
+    entry_point("cuMemCreate", d.create);
+    entry_point("cuMemAddressReserve", d.reserve);
+    entry_point("cuMemMap", d.map);
+    entry_point("cuMemSetAccess", d.set_access);
+    entry_point("cuMemUnmap", d.unmap);
+    entry_point("cuMemAddressFree", d.address_free);
+    entry_point("cuMemRelease", d.release);
+    entry_point("cuGetErrorName", d.error_name);
+    return d;
+  }();
+  return driver;
+}
+
+class VmmAllocator final : public DeviceAllocator {
+ public:
+  explicit VmmAllocator(int device) : d_(vmm_driver()) {
+    CUdevice dev = 0;
+    check(d_.device_get(&dev, device), "cuDeviceGet");
+    int supported = 0;
+    check(d_.device_attribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                              dev),
+          "cuDeviceGetAttribute");
+    if (supported == 0) {
+      throw SkipCase("GPU " + std::to_string(device) +
+                     " does not support the virtual memory management API "
+                     "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0)");
+    }
+    prop_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop_.location.id = dev;
+    check(d_.granularity(&granularity_, &prop_, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    access_.location = prop_.location;
+    access_.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  }
+
+  std::optional<DeviceBlock> allocate(std::uint64_t bytes) override {
+    const std::uint64_t size = (bytes + granularity_ - 1) / granularity_ * granularity_;
+    CUmemGenericAllocationHandle handle = 0;
+    if (!ok(d_.create(&handle, size, &prop_, 0), "cuMemCreate")) return std::nullopt;
+    CUdeviceptr va = 0;
+    if (!ok(d_.reserve(&va, size, 0, 0, 0), "cuMemAddressReserve", [&] { d_.release(handle); })) {
+      return std::nullopt;
+    }
+    auto undo_reserve = [&] {
+      d_.address_free(va, size);
+      d_.release(handle);
+    };
+    if (!ok(d_.map(va, size, 0, handle, 0), "cuMemMap", undo_reserve)) return std::nullopt;
+    if (!ok(d_.set_access(va, size, &access_, 1), "cuMemSetAccess", [&] {
+          d_.unmap(va, size);
+          undo_reserve();
+        })) {
+      return std::nullopt;
+    }
+    return DeviceBlock{reinterpret_cast<void*>(va), size, handle};
+  }
+  void free(const DeviceBlock& b) override {
+    const auto va = reinterpret_cast<CUdeviceptr>(b.ptr);
+    check(d_.unmap(va, b.bytes), "cuMemUnmap");
+    check(d_.address_free(va, b.bytes), "cuMemAddressFree");
+    check(d_.release(b.handle), "cuMemRelease");
+  }
+  Check describe() const override {
+    return {"allocator",
+            true,
+            "cuMemCreate + cuMemAddressReserve + cuMemMap + cuMemSetAccess (read-write on the "
+            "device); sizes rounded up to cuMemGetAllocationGranularity(MINIMUM) = " +
+                format_bytes(granularity_),
+            {{"allocator", "vmm"}, {"granularity", granularity_}}};
+  }
+
+ private:
+  std::string name_of(CUresult r) const {
+    const char* name = nullptr;
+    return d_.error_name(r, &name) == CUDA_SUCCESS && name != nullptr
+               ? std::string(name)
+               : "CUresult " + std::to_string(static_cast<int>(r));
+  }
+  void check(CUresult r, const char* call) const {
+    if (r != CUDA_SUCCESS) throw CaseFailure(std::string(call) + ": " + name_of(r));
+  }
+  // Success; out of memory (after `undo`) is false; any other error, after `undo`, throws.
+  bool ok(CUresult r, const char* call) const {
+    return ok(r, call, [] {});
+  }
+  template <typename Undo>
+  bool ok(CUresult r, const char* call, Undo undo) const {
+    if (r == CUDA_SUCCESS) return true;
+    undo();
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
+    throw CaseFailure(std::string(call) + ": " + name_of(r));
+  }
+
+  const VmmDriver& d_;
+  CUmemAllocationProp prop_{};
+  CUmemAccessDesc access_{};
+  std::size_t granularity_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceAllocator> make_device_allocator(const DeviceMemoryRequest& r, int device) {
+  switch (r.allocator) {
+    case DeviceMemoryRequest::Allocator::kCudaMalloc:
+      return std::make_unique<CudaMallocAllocator>();
+    case DeviceMemoryRequest::Allocator::kPool:
+      return std::make_unique<PoolAllocator>(device,
+                                             r.release_threshold.value_or(Threshold::kZero));
+    case DeviceMemoryRequest::Allocator::kVmm:
+      return std::make_unique<VmmAllocator>(device);
+  }
+  throw std::logic_error("device_memory: an allocator without a bench");
+}
+
+LiveBlocks::~LiveBlocks() {
+  try {
+    release_all();
+  } catch (...) {
+    // Unwinding already: the error that caused it is the one to report.
+  }
+}
+
+void LiveBlocks::add(std::uint32_t id, const DeviceBlock& block) {
+  if (!blocks_.emplace(id, block).second) {
+    allocator_.free(block);
+    throw CaseFailure("allocation id " + std::to_string(id) + " allocated twice");
+  }
+  bytes_ += block.bytes;
+}
+
+void LiveBlocks::release(std::uint32_t id) {
+  const auto it = blocks_.find(id);
+  if (it == blocks_.end()) {
+    throw CaseFailure("allocation id " + std::to_string(id) + " freed but not held");
+  }
+  const DeviceBlock block = it->second;
+  blocks_.erase(it);
+  bytes_ -= block.bytes;
+  allocator_.free(block);
+}
+
+void LiveBlocks::release_all() {
+  while (!blocks_.empty()) {
+    const auto it = blocks_.begin();
+    const DeviceBlock block = it->second;
+    blocks_.erase(it);
+    bytes_ -= block.bytes;
+    allocator_.free(block);
+  }
+  allocator_.settle();
+}
+
+}  // namespace pathbench
