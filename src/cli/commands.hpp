@@ -16,6 +16,7 @@ struct RunOptions {
   bool device_given = false;    // --device was on the command line: it must name a usable GPU
   std::string devices = "all";  // --devices: the GPUs of multi-GPU families (peer pairs)
   std::string node_type;
+  std::string storage_dir;    // --storage-dir DIR: where the storage family writes its files
   std::string timeline_dir;   // --timeline DIR: a Chrome trace of one extra sample per case
   std::string benchmark_out;  // Google Benchmark's native output, passed through
   std::string benchmark_out_format = "json";

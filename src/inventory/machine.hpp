@@ -34,6 +34,9 @@ struct Machine {
   // The GPUs the multi-GPU cases use (peer pairs, all-GPU copies): `run --devices`, by default
   // every GPU in `gpus`, sorted.
   std::vector<int> selected_gpus;
+  // Where the storage family writes its test files: `run --storage-dir`; empty means
+  // ./.pathbench-storage (bench/storage.hpp).
+  std::string storage_dir;
 
   bool has_gpu() const { return cuda_unavailable_reason.empty() && !gpus.empty(); }
   // Why GPU `device` cannot be used (no CUDA device, no such index), else nothing: the first
