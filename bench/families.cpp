@@ -10,6 +10,7 @@
 #include "bench/peer.hpp"
 #include "bench/serving.hpp"
 #include "bench/small_copies.hpp"
+#include "bench/storage.hpp"
 #include "bench/unified_memory.hpp"
 #include "faults/fault_injection_family.hpp"
 #include "measure/family.hpp"
@@ -26,6 +27,7 @@ FamilyRegistry builtin_families() {
   registry.add(make_peer_family());
   registry.add(make_serving_family());
   registry.add(make_device_memory_family());
+  registry.add(make_storage_family());
   // Tests only: never part of a measuring run unless asked for by name in the environment.
   if (const char* v = std::getenv(kFaultInjectionVariable); v && std::string_view(v) == "1") {
     if (auto faults = make_fault_injection_family()) registry.add(std::move(faults));

@@ -179,7 +179,8 @@ int run_command(const RunOptions& options) {
   }
   const FamilyRegistry families = builtin_families();
   Inventory inventory = collect_inventory(InventoryOptions{options.node_type});
-  const Machine machine = machine_for(inventory, options.devices, options.max_pinned_pct);
+  Machine machine = machine_for(inventory, options.devices, options.max_pinned_pct);
+  machine.storage_dir = options.storage_dir;
   check_device_option(machine, options.device, options.device_given);
   RunPlan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
   print_warnings(inventory);

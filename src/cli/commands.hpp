@@ -19,6 +19,7 @@ struct RunOptions {
   std::string devices = "all";  // --devices: the GPUs of multi-GPU families (peer pairs)
   int max_pinned_pct = kDefaultPinCapPct;  // --max-pinned-pct: cap of pinning-pressure cases
   std::string node_type;
+  std::string storage_dir;    // --storage-dir DIR: where the storage family writes its files
   std::string timeline_dir;   // --timeline DIR: a Chrome trace of one extra sample per case
   std::string benchmark_out;  // Google Benchmark's native output, passed through
   std::string benchmark_out_format = "json";

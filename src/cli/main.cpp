@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
                       "Label for this node's type (default: derived from GPU model, PCIe link and "
                       "NUMA layout)");
 
+  run_cmd->add_option("--storage-dir", run.storage_dir,
+                      "Folder where the storage family writes (and removes) its test files, on "
+                      "the file system to measure (default: ./.pathbench-storage; tmpfs cannot "
+                      "be read cold or with O_DIRECT)");
   run_cmd->add_option("--timeline", run.timeline_dir,
                       "Capture a CUPTI timeline of one extra, untimed sample of every case and "
                       "write it as a Chrome trace (Perfetto UI) into this folder; its analysis "

@@ -45,6 +45,9 @@ struct Machine {
   // --max-pinned-pct`, by default kDefaultPinCapPct. A case that asks for more is skipped, saying
   // so.
   int pin_cap_pct = kDefaultPinCapPct;
+  // Where the storage family writes its test files: `run --storage-dir`; empty means
+  // ./.pathbench-storage (bench/storage.hpp).
+  std::string storage_dir;
 
   bool has_gpu() const { return cuda_unavailable_reason.empty() && !gpus.empty(); }
   // Why GPU `device` cannot be used (no CUDA device, no such index), else nothing: the first

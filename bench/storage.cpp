@@ -1,0 +1,194 @@
+#include "bench/storage.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/errors.hpp"
+#include "core/units.hpp"
+#include "measure/gpu_bench.hpp"
+#include "placement/direct_io.hpp"
+#include "scenario/typed_axis.hpp"
+
+namespace pathbench {
+
+namespace {
+
+using Method = StorageRequest::Method;
+using Cache = StorageRequest::Cache;
+
+const EnumAxis<Method> kMethod{
+    "method",
+    {{"pageable_read", Method::kPageableRead},
+     {"odirect_pinned", Method::kODirectPinned},
+     {"mmap", Method::kMmap},
+     {"cufile", Method::kCufile}},
+    "pageable_read: read() in chunks into pageable memory, then one cudaMemcpy; odirect_pinned: "
+    "O_DIRECT reads into two pinned buffers, each chunk's async copy overlapping the next read; "
+    "mmap: cudaMemcpy from a mapping of the file; cufile: GPUDirect Storage cuFileRead into GPU "
+    "memory (libcufile loaded at run time)"};
+const EnumAxis<Cache> kCache{
+    "cache",
+    {{"cold", Cache::kCold}, {"warm", Cache::kWarm}},
+    "cold: the file's pages are dropped from the page cache before every sample (fdatasync, "
+    "POSIX_FADV_DONTNEED; mincore checks); warm: read once before the samples, resident"};
+const IntegerAxis kBytes{"bytes", std::int64_t{1} << 20, std::int64_t{64} << 30,
+                         "size of the file (1 MiB .. 64 GiB)"};
+const IntegerAxis kChunk{"chunk", std::int64_t{4} << 10, std::int64_t{1} << 30,
+                         "bytes per read of the chunked methods, a multiple of 4096 (default 8 "
+                         "MiB); not for mmap"};
+
+class StorageFamily final : public DeclaredFamily {
+ public:
+  StorageFamily()
+      : DeclaredFamily({"storage",
+                        "A file to GPU memory: pageable read + cudaMemcpy, O_DIRECT into pinned "
+                        "buffers pipelined with async copies, mmap + cudaMemcpy, and GPUDirect "
+                        "Storage (cuFile), from a cold or warm page cache; the destination is "
+                        "checked against the file's pattern after every sample",
+                        axis_schemas(kMethod, kBytes, kCache, kChunk),
+                        {"method", "bytes", "cache"}}) {}
+
+  std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
+    const StorageRequest r = decode_storage_request(spec);
+    if (r.method == Method::kMmap) {
+      if (!kChunk.present(spec)) return std::nullopt;
+      return std::string("chunk does not apply to mmap (one cudaMemcpy from the whole mapping)");
+    }
+    if (!is_aligned_to(r.chunk, kDirectIoAlignment)) {
+      return "chunk " + std::to_string(r.chunk) + " is not a multiple of " +
+             std::to_string(kDirectIoAlignment) + " bytes (O_DIRECT's alignment)";
+    }
+    if (kChunk.present(spec) && r.chunk > r.bytes) {
+      return "chunk " + format_bytes(r.chunk) + " is larger than the file (" +
+             format_bytes(r.bytes) + ")";
+    }
+    return std::nullopt;
+  }
+
+  // Host: the pageable read buffer, and the buffer the destination is copied back into to be
+  // verified. GPU: the destination.
+  MemoryNeeds memory_needs(const CaseSpec& spec) const override {
+    const StorageRequest r = decode_storage_request(spec);
+    const std::uint64_t staging = r.method == Method::kPageableRead ? r.bytes
+                                  : r.method == Method::kODirectPinned
+                                      ? 2 * round_up_to(r.chunk, kDirectIoAlignment)
+                                      : 0;
+    return {r.bytes + staging, r.bytes};
+  }
+
+  Requirements requirements(const CaseSpec& spec) const override {
+    const StorageRequest r = decode_storage_request(spec);
+    return Requirements().gpu().custom(
+        [r](const Machine& machine, int) -> std::optional<std::string> {
+          const std::string dir = storage_dir(machine);
+          try {
+            return storage_location_skip_reason(r, probe_storage(dir));
+          } catch (const SystemError& e) {
+            return "the storage folder " + dir + " cannot be probed: " + e.what();
+          }
+        });
+  }
+
+  std::optional<std::vector<std::string>> metric_names(const CaseSpec&) const override {
+    return metric_names_of(storage_metrics());
+  }
+
+  std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
+                                     int device) const override {
+    PATHBENCH_GPU_BENCH(make_storage_bench(decode_storage_request(spec), machine, device));
+  }
+};
+
+}  // namespace
+
+StorageRequest decode_storage_request(const CaseSpec& spec) {
+  StorageRequest r;
+  r.method = kMethod.decode(spec);
+  r.method_name = kMethod.name_of(r.method);
+  r.cache = kCache.decode(spec);
+  r.bytes = static_cast<std::uint64_t>(kBytes.decode(spec));
+  if (r.method == Method::kMmap) {
+    r.chunk = r.bytes;  // one copy of it all
+  } else if (kChunk.present(spec)) {
+    r.chunk = static_cast<std::uint64_t>(kChunk.decode(spec));
+  } else {  // a file smaller than the default is read in one (block-rounded) chunk
+    r.chunk = std::min(kStorageDefaultChunk, round_up_to(r.bytes, kDirectIoAlignment));
+  }
+  return r;
+}
+
+std::vector<MetricSpec> storage_metrics() {
+  return {{"throughput", "GB/s", Better::kHigher}, {"time", "s", Better::kLower}};
+}
+
+std::string storage_dir(const Machine& machine) {
+  if (!machine.storage_dir.empty()) return machine.storage_dir;
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  return ((ec ? std::filesystem::path(".") : cwd) / ".pathbench-storage").string();
+}
+
+std::optional<std::string> storage_location_skip_reason(const StorageRequest& r,
+                                                        const StorageLocation& loc) {
+  if (loc.memory_backed && (r.cold() || r.direct_io())) {
+    return "the storage folder " + loc.dir + " is on " + loc.fs_type +
+           ", which keeps files in memory: " +
+           (r.direct_io() ? "O_DIRECT cannot open them" : "a cold read cannot be had") +
+           " (give run --storage-dir a folder on the disk to measure)";
+  }
+  const std::uint64_t need = r.bytes + storage_free_margin(r.bytes);
+  if (loc.free_bytes < need) {
+    return "the storage folder " + loc.dir + " (" + loc.fs_type + ") has " +
+           format_bytes(loc.free_bytes) + " free; the " + format_bytes(r.bytes) +
+           " test file needs " + format_bytes(need) +
+           " with its margin (give run --storage-dir "
+           "a folder with more space)";
+  }
+  return std::nullopt;
+}
+
+Check storage_location_check(const StorageLocation& loc) {
+  Check c{"storage_location", true,
+          loc.dir + " on " + loc.fs_type +
+              (loc.source.empty() ? std::string() : ", from " + loc.source) +
+              (loc.mount_point.empty() ? std::string() : " mounted at " + loc.mount_point) + ", " +
+              format_bytes(loc.free_bytes) + " free before the file was written",
+          nlohmann::ordered_json::object()};
+  c.value["dir"] = loc.dir;
+  c.value["fs_type"] = loc.fs_type;
+  c.value["source"] = loc.source;
+  c.value["mount_point"] = loc.mount_point;
+  c.value["free_bytes"] = loc.free_bytes;
+  return c;
+}
+
+Check page_cache_check(Cache cache, const std::vector<double>& fractions) {
+  const bool cold = cache == Cache::kCold;
+  if (fractions.empty()) {
+    return {"page_cache", false, "the page cache was not probed before any sample",
+            nlohmann::ordered_json::array()};
+  }
+  const double worst = cold ? *std::max_element(fractions.begin(), fractions.end())
+                            : *std::min_element(fractions.begin(), fractions.end());
+  const bool passed = cold ? worst <= kColdMaxResident : worst >= kWarmMinResident;
+  char pct_text[32];
+  std::snprintf(pct_text, sizeof pct_text, "%.1f", worst * 100);
+  const std::string pct = pct_text;
+  std::string detail =
+      cold ? (passed ? "before every block at most " + pct +
+                           " % of the file was resident (mincore after fdatasync and "
+                           "POSIX_FADV_DONTNEED): the reads came from the device"
+                     : pct +
+                           " % of the file stayed resident after POSIX_FADV_DONTNEED: the "
+                           "read was not cold")
+           : (passed ? "before every block at least " + pct +
+                           " % of the file was resident (mincore): the reads could come from "
+                           "the page cache"
+                     : "only " + pct + " % of the file was resident: the warm read was not warm");
+  return {"page_cache", passed, detail, fractions};
+}
+
+std::unique_ptr<Family> make_storage_family() { return std::make_unique<StorageFamily>(); }
+
+}  // namespace pathbench

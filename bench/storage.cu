@@ -1,0 +1,278 @@
+// The `storage` family's CUDA bench. One sample is the whole file to GPU memory, one operation of
+// a BlockBench with max_ops 1, timed by the host steady clock from the first read (or the mmap
+// call) to the end of the final stream synchronisation. Before every timed block, untimed: the
+// destination is cleared (so a method that moved nothing fails verification) and, cold, the
+// file's pages are dropped; the resident fraction mincore finds then is recorded either way.
+#include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "bench/storage.hpp"
+#include "core/errors.hpp"
+#include "core/units.hpp"
+#include "cuda/cuda_resources.hpp"
+#include "cuda/cufile_library.hpp"
+#include "measure/block_bench.hpp"
+#include "measure/pattern_file.hpp"
+#include "placement/direct_io.hpp"
+#include "placement/file_handle.hpp"
+#include "placement/page_cache.hpp"
+
+namespace pathbench {
+
+namespace {
+
+constexpr std::uint64_t kSeed = 0x73746f72616765u;  // "storage"
+using Method = StorageRequest::Method;
+
+Check gds_check(const GdsStatus& s) {
+  Check c{"gds_status", true, s.describe(), nlohmann::ordered_json::object()};
+  c.value["library_found"] = s.library_found;
+  c.value["library"] = s.library;
+  if (s.driver_open) c.value["driver_open_error"] = s.driver_open->err;
+  c.value["nvidia_fs"] = s.nvidia_fs;
+  c.value["compat_mode"] = s.compat_mode;
+  return c;
+}
+
+BlockShape storage_shape(const StorageRequest& r) {
+  BlockShape s;
+  s.max_ops = 1;  // one operation is the whole file: a sample
+  s.first_block_ops = 1;
+  s.probe_ops = 1;
+  s.bytes_per_op = r.bytes;
+  s.verified = "the GPU destination, copied back to the host, held the file's pattern";
+  return s;
+}
+
+// O_DIRECT open; a file system without direct I/O answers EINVAL: the case skips.
+FileDescriptor open_direct(const std::string& path, const StorageLocation& loc) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0 && errno == EINVAL) {
+    throw SkipCase("O_DIRECT open of a file in " + loc.dir + " (" + loc.fs_type +
+                   ") failed with EINVAL: this file system does not support direct I/O (give "
+                   "run --storage-dir a folder on a block-device file system)");
+  }
+  if (fd < 0) throw SystemError("open " + path + " with O_DIRECT", errno);
+  return FileDescriptor(fd);
+}
+
+// Reads `want` bytes at `offset` into `dst`, asking for `ask` (>= want: O_DIRECT's rounded
+// length, cut short by end of file). A short read that leaves an O_DIRECT offset unaligned, or
+// the file ending early, fails the case.
+void read_fully(int fd, std::byte* dst, std::uint64_t want, std::uint64_t ask, std::uint64_t offset,
+                bool direct) {
+  std::uint64_t got = 0;
+  while (got < want) {
+    const ssize_t n = ::pread(fd, dst + got, ask - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw CaseFailure(SystemError("pread of the test file", errno).what());
+    if (n == 0) {
+      throw CaseFailure("the test file ended at byte " + std::to_string(offset + got) +
+                        " during a read of " + std::to_string(want) + " bytes at " +
+                        std::to_string(offset));
+    }
+    got += static_cast<std::uint64_t>(n);
+    if (direct && got < want && !is_aligned_to(got, kDirectIoAlignment)) {
+      throw CaseFailure("a short O_DIRECT read (" + std::to_string(got) +
+                        " bytes) left the next offset unaligned");
+    }
+  }
+}
+
+class StorageBench final : public BlockBench {
+ public:
+  StorageBench(const StorageRequest& r, const Machine& machine, int device)
+      : BlockBench(storage_shape(r)),
+        r_(r),
+        device_(make_current(device)),
+        location_(probe_storage(storage_dir(machine))),
+        dest_(r.bytes),
+        driver_(r.method == Method::kCufile ? std::make_unique<CufileDriver>() : nullptr),
+        file_(location_.dir, r.bytes, kSeed),
+        cache_fd_(open_file(file_.path(), O_RDONLY, "page-cache control")),
+        image_(std::make_unique_for_overwrite<std::byte[]>(r.bytes)) {
+    checks_.push_back(storage_location_check(location_));
+    if (r.direct_io()) direct_fd_ = open_direct(file_.path(), location_);
+    if (r.method == Method::kPageableRead) {
+      pageable_ = std::make_unique_for_overwrite<std::byte[]>(r.bytes);
+    }
+    if (r.method == Method::kODirectPinned) prepare_pinned();
+    if (r.method == Method::kCufile) prepare_cufile();
+    if (!r.cold()) read_through_page_cache(cache_fd_.get(), r.bytes);  // warm: read once
+    use_clock(std::make_unique<HostClock>(std::function<void()>{},
+                                          "the whole file to GPU memory, ending with the final "
+                                          "stream synchronisation"));
+  }
+
+  std::vector<MetricSpec> metrics() const override { return storage_metrics(); }
+
+  std::vector<Check> checks() const override {
+    std::vector<Check> all = BlockBench::checks();
+    all.push_back(page_cache_check(r_.cache, fractions_));
+    return all;
+  }
+
+  std::string timing_detail() const override {
+    return "one sample = the whole " + format_bytes(r_.bytes) + " file into GPU memory by " +
+           r_.method_name +
+           (r_.method == Method::kMmap ? "" : " in " + format_bytes(r_.chunk) + " reads") +
+           ", timed by the host steady clock from the first read" +
+           (r_.method == Method::kMmap ? " (the mmap call)" : "") +
+           " to the end of the final stream synchronisation; before it, untimed: the "
+           "destination cleared" +
+           (r_.cold() ? ", fdatasync + POSIX_FADV_DONTNEED, mincore" : ", mincore");
+  }
+
+ protected:
+  void enqueue(std::uint64_t ops) override {
+    for (std::uint64_t i = 0; i < ops; ++i) transfer();
+  }
+  void complete() override {}  // transfer() ends synchronised
+
+  void before_sample() override {
+    PB_CUDA(cudaMemsetAsync(dest_.get(), 0, r_.bytes, stream_.get()));
+    stream_.synchronize();
+    if (r_.cold()) drop_from_page_cache(cache_fd_.get());
+    fractions_.push_back(resident_fraction(cache_fd_.get(), r_.bytes));
+  }
+
+  void check_destination() override {
+    PB_CUDA(cudaMemcpy(image_.get(), dest_.get(), r_.bytes, cudaMemcpyDeviceToHost));
+    verify_file_image({image_.get(), r_.bytes}, r_.bytes, kSeed,
+                      "GPU destination after the sample (copied back)");
+  }
+
+  std::vector<double> values(const BlockTimes& t) const override {
+    const double s = t.slowest();
+    return {static_cast<double>(r_.bytes) / s / kGB, s};
+  }
+
+ private:
+  void prepare_pinned() {
+    const std::uint64_t length = round_up_to(r_.chunk, kDirectIoAlignment);
+    for (auto& p : pinned_) {
+      p = PinnedHostMemory(length);
+      if (!is_aligned_address(p.get(), kDirectIoAlignment)) {
+        throw CaseFailure("cudaHostAlloc returned a buffer not aligned to " +
+                          std::to_string(kDirectIoAlignment) +
+                          " bytes: O_DIRECT cannot read into it");
+      }
+    }
+    checks_.push_back({"direct_io", true,
+                       "O_DIRECT open succeeded; two pinned buffers of " + format_bytes(length) +
+                           " (cudaHostAlloc), 4096-aligned; chunk offsets and lengths rounded "
+                           "to 4096",
+                       length});
+  }
+
+  void prepare_cufile() {
+    handle_ = std::make_unique<CufileFile>(*driver_, direct_fd_.get());
+    buffer_ = std::make_unique<CufileBuffer>(*driver_, dest_.get(), r_.bytes);
+    Check c = gds_check(driver_->status());
+    c.detail += buffer_->ok()
+                    ? "; destination registered (cuFileBufRegister)"
+                    : "; cuFileBufRegister failed (" + describe_cufile_error(buffer_->error()) +
+                          "): reads go through cuFile's bounce buffers";
+    c.value["buffer_registered"] = buffer_->ok();
+    checks_.push_back(std::move(c));
+  }
+
+  void transfer() {
+    switch (r_.method) {
+      case Method::kPageableRead:
+        return pageable_read();
+      case Method::kODirectPinned:
+        return odirect_pinned();
+      case Method::kMmap:
+        return mmap_copy();
+      case Method::kCufile:
+        return cufile_read();
+    }
+  }
+
+  void pageable_read() {
+    for (std::uint64_t off = 0; off < r_.bytes; off += r_.chunk) {
+      const std::uint64_t n = std::min(r_.chunk, r_.bytes - off);
+      read_fully(cache_fd_.get(), pageable_.get() + off, n, n, off, false);
+    }
+    PB_CUDA(cudaMemcpyAsync(dest_.get(), pageable_.get(), r_.bytes, cudaMemcpyHostToDevice,
+                            stream_.get()));
+    stream_.synchronize();
+  }
+
+  // Chunk k is read into buffer k % 2 while chunk k-1's copy runs from the other one; before a
+  // buffer is read into again, the event recorded after its previous copy is waited for.
+  void odirect_pinned() {
+    const std::uint64_t n = chunk_count(r_.bytes, r_.chunk);
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const std::size_t b = k % 2;
+      if (k >= 2) PB_CUDA(cudaEventSynchronize(copied_[b].get()));
+      const FileChunk c = file_chunk(k, r_.bytes, r_.chunk);
+      read_fully(direct_fd_.get(), pinned_[b].get(), c.bytes, c.read_length, c.offset, true);
+      PB_CUDA(cudaMemcpyAsync(dest_.get() + c.offset, pinned_[b].get(), c.bytes,
+                              cudaMemcpyHostToDevice, stream_.get()));
+      PB_CUDA(cudaEventRecord(copied_[b].get(), stream_.get()));
+    }
+    stream_.synchronize();
+  }
+
+  // A fresh mapping per sample: a mapping kept across samples would pin the pages in the page
+  // cache against POSIX_FADV_DONTNEED.
+  void mmap_copy() {
+    const FileMapping map(cache_fd_.get(), r_.bytes);
+    PB_CUDA(
+        cudaMemcpyAsync(dest_.get(), map.data(), r_.bytes, cudaMemcpyHostToDevice, stream_.get()));
+    stream_.synchronize();
+  }
+
+  void cufile_read() {
+    const CufileApi& api = driver_->api();
+    for (std::uint64_t off = 0; off < r_.bytes;) {
+      const std::uint64_t want = std::min(r_.chunk, r_.bytes - off);
+      const ssize_t n = api.read(handle_->get(), dest_.get(), want, static_cast<off_t>(off),
+                                 static_cast<off_t>(off));
+      if (n < 0) {
+        throw CaseFailure("cuFileRead of " + std::to_string(want) + " bytes at " +
+                          std::to_string(off) + " returned " + std::to_string(n) +
+                          (n == -1 ? " (" + std::string(std::strerror(errno)) + ")" : ""));
+      }
+      if (n == 0) throw CaseFailure("cuFileRead hit the end of the file at " + std::to_string(off));
+      off += static_cast<std::uint64_t>(n);
+    }
+    stream_.synchronize();
+  }
+
+  StorageRequest r_;
+  int device_;
+  StorageLocation location_;
+  Stream stream_;
+  DeviceMemory dest_;
+  std::unique_ptr<CufileDriver> driver_;  // before the file: no file is written when GDS is absent
+  PatternFile file_;
+  FileDescriptor cache_fd_;   // buffered: pageable and mmap reads, page-cache control, mincore
+  FileDescriptor direct_fd_;  // O_DIRECT: odirect_pinned, cufile
+  std::unique_ptr<std::byte[]> image_;     // the destination copied back, for verification
+  std::unique_ptr<std::byte[]> pageable_;  // pageable_read's buffer
+  std::array<PinnedHostMemory, 2> pinned_;
+  std::array<Event, 2> copied_{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
+  std::unique_ptr<CufileFile> handle_;
+  std::unique_ptr<CufileBuffer> buffer_;
+  std::vector<double> fractions_;  // resident fraction before every timed block
+};
+
+}  // namespace
+
+std::unique_ptr<CaseBench> make_storage_bench(const StorageRequest& r, const Machine& machine,
+                                              int device) {
+  return std::make_unique<StorageBench>(r, machine, device);
+}
+
+}  // namespace pathbench

@@ -1,0 +1,64 @@
+#pragma once
+
+// The `storage` family: a file to GPU memory — read() into pageable memory then cudaMemcpy,
+// O_DIRECT reads into two pinned buffers pipelined with async copies, mmap then cudaMemcpy from
+// the mapping, and GPUDirect Storage (cuFile, loaded with dlopen) — from a cold or a warm page
+// cache. The file is pathbench's own (written with the verification pattern, fsync'd, removed
+// when the case ends); the GPU destination is checked against the pattern after every sample.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/family.hpp"
+#include "placement/storage_location.hpp"
+
+namespace pathbench {
+
+struct StorageRequest {
+  enum class Method { kPageableRead, kODirectPinned, kMmap, kCufile };
+  enum class Cache { kCold, kWarm };
+  Method method = Method::kPageableRead;
+  std::string method_name;
+  Cache cache = Cache::kCold;
+  std::uint64_t bytes = 0;
+  std::uint64_t chunk = 0;  // bytes per read (pageable_read, odirect_pinned, cufile)
+
+  // The file is opened with O_DIRECT (bypassing the page cache).
+  bool direct_io() const { return method == Method::kODirectPinned || method == Method::kCufile; }
+  bool cold() const { return cache == Cache::kCold; }
+};
+
+inline constexpr std::uint64_t kStorageDefaultChunk = std::uint64_t{8} << 20;
+// Page-cache state a sample must start from: at most this fraction resident (cold), at least
+// this fraction (warm).
+inline constexpr double kColdMaxResident = 0.01;
+inline constexpr double kWarmMinResident = 0.99;
+
+StorageRequest decode_storage_request(const CaseSpec& spec);
+std::vector<MetricSpec> storage_metrics();
+
+// The folder the case's file goes in: `run --storage-dir`, else ./.pathbench-storage.
+std::string storage_dir(const Machine& machine);
+
+// Why the case cannot run at `loc`, else nothing: a memory-backed file system (no cold read, no
+// O_DIRECT), or too little free space for the file and its margin.
+std::optional<std::string> storage_location_skip_reason(const StorageRequest& r,
+                                                        const StorageLocation& loc);
+
+// The storage location as a passed check: where the file lived.
+Check storage_location_check(const StorageLocation& loc);
+
+// The `page_cache` check from the resident fraction measured before every timed block: a cold
+// case passes when each was at most kColdMaxResident, a warm one when each was at least
+// kWarmMinResident.
+Check page_cache_check(StorageRequest::Cache cache, const std::vector<double>& fractions);
+
+std::unique_ptr<Family> make_storage_family();
+// The CUDA bench (bench/storage.cu).
+std::unique_ptr<CaseBench> make_storage_bench(const StorageRequest& r, const Machine& machine,
+                                              int device);
+
+}  // namespace pathbench

@@ -1,0 +1,256 @@
+// The storage family's host-side rules: axes, defaults, bad combinations (exit 3 at load),
+// memory needs, skip reasons (no GPU, a memory-backed folder, too little space), the page-cache
+// and location checks, and the shipped scenario's cases.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/families.hpp"
+#include "bench/storage.hpp"
+#include "core/errors.hpp"
+#include "scenario/expansion.hpp"
+#include "scenario/scenario_file.hpp"
+#include "temp_dir.hpp"
+#include "test_machines.hpp"
+
+namespace pathbench {
+namespace {
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+constexpr std::int64_t kGiB = 1024 * kMiB;
+
+CaseSpec make_spec(nlohmann::ordered_json params) {
+  CaseSpec spec;
+  spec.family = "storage";
+  spec.file = "test.json";
+  spec.pointer = "/scenarios/0";
+  spec.params = std::move(params);
+  spec.id = case_id("storage", spec.params);
+  spec.repetitions = 3;
+  return spec;
+}
+
+CaseSpec storage_case(const std::string& method, std::int64_t bytes, const std::string& cache) {
+  return make_spec({{"method", method}, {"bytes", bytes}, {"cache", cache}});
+}
+
+CaseSpec chunked(const std::string& method, std::int64_t bytes, std::int64_t chunk) {
+  return make_spec({{"method", method}, {"bytes", bytes}, {"cache", "cold"}, {"chunk", chunk}});
+}
+
+StorageLocation disk(std::uint64_t free_bytes) {
+  StorageLocation loc;
+  loc.dir = "/data/.pathbench-storage";
+  loc.fs_type = "xfs";
+  loc.free_bytes = free_bytes;
+  loc.source = "/dev/nvme0n1p1";
+  loc.mount_point = "/data";
+  return loc;
+}
+
+TEST(StorageFamily, IsRegisteredWithItsAxesAndMetrics) {
+  const FamilyRegistry families = builtin_families();
+  const Family* family = families.find("storage");
+  ASSERT_NE(family, nullptr);
+  std::vector<std::string> axes;
+  for (const auto& a : family->axes()) axes.push_back(a.name);
+  EXPECT_EQ(axes, (std::vector<std::string>{"method", "bytes", "cache", "chunk"}));
+  EXPECT_EQ(family->required_axes(), (std::vector<std::string>{"method", "bytes", "cache"}));
+  EXPECT_EQ(family->metric_names(storage_case("mmap", kGiB, "cold")),
+            (std::vector<std::string>{"throughput", "time"}));
+  const auto m = storage_metrics();
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].unit, "GB/s");
+  EXPECT_EQ(m[0].better, Better::kHigher);
+  EXPECT_EQ(m[1].unit, "s");
+  EXPECT_EQ(m[1].better, Better::kLower);
+}
+
+TEST(StorageFamily, DecodesTheRequestWithTheDefaultChunk) {
+  StorageRequest r = decode_storage_request(storage_case("odirect_pinned", kGiB, "cold"));
+  EXPECT_EQ(r.method, StorageRequest::Method::kODirectPinned);
+  EXPECT_EQ(r.method_name, "odirect_pinned");
+  EXPECT_TRUE(r.cold());
+  EXPECT_TRUE(r.direct_io());
+  EXPECT_EQ(r.bytes, static_cast<std::uint64_t>(kGiB));
+  EXPECT_EQ(r.chunk, kStorageDefaultChunk);
+  // A file smaller than the default chunk is read in one block-rounded chunk.
+  r = decode_storage_request(storage_case("pageable_read", kMiB + 100, "warm"));
+  EXPECT_EQ(r.chunk, static_cast<std::uint64_t>(kMiB + 4096));
+  EXPECT_FALSE(r.cold());
+  EXPECT_FALSE(r.direct_io());
+  r = decode_storage_request(chunked("cufile", kGiB, 2 * kMiB));
+  EXPECT_EQ(r.chunk, static_cast<std::uint64_t>(2 * kMiB));
+  EXPECT_TRUE(r.direct_io());
+  r = decode_storage_request(storage_case("mmap", kGiB, "cold"));
+  EXPECT_EQ(r.chunk, static_cast<std::uint64_t>(kGiB));  // one copy of the whole mapping
+}
+
+TEST(StorageFamily, InvalidCombinations) {
+  const auto family = make_storage_family();
+  for (const char* m : {"pageable_read", "odirect_pinned", "mmap", "cufile"}) {
+    for (const char* c : {"cold", "warm"}) {
+      EXPECT_FALSE(family->invalid_combination(storage_case(m, 256 * kMiB, c))) << m << c;
+    }
+  }
+  const auto unaligned = family->invalid_combination(chunked("odirect_pinned", kGiB, 5000));
+  ASSERT_TRUE(unaligned);
+  EXPECT_NE(unaligned->find("not a multiple of 4096"), std::string::npos) << *unaligned;
+  const auto beyond = family->invalid_combination(chunked("pageable_read", 4 * kMiB, 8 * kMiB));
+  ASSERT_TRUE(beyond);
+  EXPECT_NE(beyond->find("larger than the file"), std::string::npos) << *beyond;
+  const auto mmap = family->invalid_combination(chunked("mmap", kGiB, 8 * kMiB));
+  ASSERT_TRUE(mmap);
+  EXPECT_NE(mmap->find("does not apply to mmap"), std::string::npos) << *mmap;
+  EXPECT_FALSE(family->invalid_combination(chunked("cufile", 4 * kMiB, 4 * kMiB)));
+  const auto missing = family->case_error(make_spec({{"method", "mmap"}, {"bytes", kGiB}}));
+  ASSERT_TRUE(missing);
+  EXPECT_NE(missing->find("axis is required"), std::string::npos) << *missing;
+  const auto unknown = family->case_error(storage_case("o_direct", kGiB, "cold"));
+  ASSERT_TRUE(unknown);
+  EXPECT_NE(unknown->find("o_direct"), std::string::npos) << *unknown;
+}
+
+TEST(StorageFamily, MemoryNeeds) {
+  const auto family = make_storage_family();
+  const std::uint64_t g = kGiB;
+  // The destination on the GPU; on the host the copy-back image plus the method's staging.
+  EXPECT_EQ(family->memory_needs(storage_case("pageable_read", kGiB, "cold")).host_bytes, 2 * g);
+  EXPECT_EQ(family->memory_needs(storage_case("mmap", kGiB, "cold")).host_bytes, g);
+  EXPECT_EQ(family->memory_needs(storage_case("cufile", kGiB, "cold")).host_bytes, g);
+  EXPECT_EQ(family->memory_needs(storage_case("odirect_pinned", kGiB, "cold")).host_bytes,
+            g + 2 * kStorageDefaultChunk);
+  EXPECT_EQ(family->memory_needs(storage_case("mmap", kGiB, "warm")).device_bytes, g);
+}
+
+TEST(StorageFamily, WithoutAGpuTheCaseSkipsWithTheGpuReason) {
+  const auto family = make_storage_family();
+  Machine m = testing::h200_machine(1);
+  m.cuda_unavailable_reason = "no CUDA device (cudaGetDeviceCount: no CUDA-capable device)";
+  m.gpus.clear();
+  const auto why = family->skip_reason(storage_case("mmap", 256 * kMiB, "cold"), m, 0);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("CUDA"), std::string::npos) << *why;
+}
+
+TEST(StorageFamily, TheStorageFolderDecidesWhatCanRun) {
+  const StorageRequest cold = decode_storage_request(storage_case("mmap", kGiB, "cold"));
+  const StorageRequest warm = decode_storage_request(storage_case("mmap", kGiB, "warm"));
+  const StorageRequest direct = decode_storage_request(storage_case("cufile", kGiB, "warm"));
+  EXPECT_FALSE(storage_location_skip_reason(cold, disk(std::uint64_t{100} << 30)));
+  StorageLocation tmpfs = disk(std::uint64_t{100} << 30);
+  tmpfs.fs_type = "tmpfs";
+  tmpfs.memory_backed = true;
+  const auto no_cold = storage_location_skip_reason(cold, tmpfs);
+  ASSERT_TRUE(no_cold);
+  EXPECT_NE(no_cold->find("tmpfs"), std::string::npos) << *no_cold;
+  EXPECT_NE(no_cold->find("cold read"), std::string::npos) << *no_cold;
+  EXPECT_NE(no_cold->find("--storage-dir"), std::string::npos) << *no_cold;
+  const auto no_direct = storage_location_skip_reason(direct, tmpfs);
+  ASSERT_TRUE(no_direct);
+  EXPECT_NE(no_direct->find("O_DIRECT"), std::string::npos) << *no_direct;
+  EXPECT_FALSE(storage_location_skip_reason(warm, tmpfs));  // a warm buffered read is fine
+  // The file plus its margin (5 %, at least 256 MiB) must fit.
+  const std::uint64_t g = kGiB;
+  EXPECT_FALSE(storage_location_skip_reason(cold, disk(g + (std::uint64_t{256} << 20))));
+  const auto full = storage_location_skip_reason(cold, disk(g + (std::uint64_t{255} << 20)));
+  ASSERT_TRUE(full);
+  EXPECT_NE(full->find("free"), std::string::npos) << *full;
+  EXPECT_EQ(storage_free_margin(std::uint64_t{100} << 30), std::uint64_t{5} << 30);
+}
+
+TEST(StorageFamily, TheStorageFolderComesFromTheRunOption) {
+  Machine m;
+  EXPECT_EQ(std::filesystem::path(storage_dir(m)).filename(), ".pathbench-storage");
+  EXPECT_EQ(std::filesystem::path(storage_dir(m)).parent_path(), std::filesystem::current_path());
+  m.storage_dir = "/mnt/nvme/pb";
+  EXPECT_EQ(storage_dir(m), "/mnt/nvme/pb");
+}
+
+TEST(StorageFamily, PageCacheCheckJudgesEveryProbe) {
+  using Cache = StorageRequest::Cache;
+  EXPECT_TRUE(page_cache_check(Cache::kCold, {0.0, 0.004}).passed);
+  const Check leaked = page_cache_check(Cache::kCold, {0.0, 0.5});
+  EXPECT_FALSE(leaked.passed);
+  EXPECT_NE(leaked.detail.find("50.0 %"), std::string::npos) << leaked.detail;
+  EXPECT_EQ(leaked.value.size(), 2u);  // every probe's fraction is recorded
+  EXPECT_TRUE(page_cache_check(Cache::kWarm, {1.0, 0.995}).passed);
+  EXPECT_FALSE(page_cache_check(Cache::kWarm, {1.0, 0.2}).passed);
+  EXPECT_FALSE(page_cache_check(Cache::kCold, {}).passed);
+  EXPECT_EQ(page_cache_check(Cache::kCold, {0.0}).name, "page_cache");
+}
+
+TEST(StorageFamily, LocationCheckNamesFileSystemAndDevice) {
+  const Check c = storage_location_check(disk(std::uint64_t{100} << 30));
+  EXPECT_TRUE(c.passed);
+  EXPECT_EQ(c.name, "storage_location");
+  EXPECT_NE(c.detail.find("xfs"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("/dev/nvme0n1p1"), std::string::npos) << c.detail;
+  EXPECT_EQ(c.value.at("fs_type"), "xfs");
+  EXPECT_EQ(c.value.at("free_bytes"), std::uint64_t{100} << 30);
+}
+
+TEST(StorageFamily, ShippedScenarioExpandsToEveryMethodSizeAndCache) {
+  FamilyRegistry families;
+  families.add(make_storage_family());
+  const auto file = load_scenario_file(
+      std::string(PATHBENCH_SOURCE_DIR) + "/scenarios/storage.json", families, {0});
+  const Machine machine = testing::h200_machine(1);
+  std::vector<std::string> ids;
+  for (const auto& s : file.scenarios) {
+    EXPECT_GE(s.gate.value("threshold_pct", 0), 25) << "storage is noisy: a generous gate";
+    const auto cases = expand(s);
+    EXPECT_NO_THROW(validate_cases(s, cases, *families.find("storage"), machine, 0));
+    for (const auto& c : cases) ids.push_back(c.id);
+  }
+  ASSERT_EQ(ids.size(), 16u);
+  for (const char* m : {"pageable_read", "odirect_pinned", "mmap", "cufile"}) {
+    for (const char* b : {"268435456", "1073741824"}) {
+      for (const char* c : {"cold", "warm"}) {
+        const std::string id = std::string("storage/method=") + m + "/bytes=" + b + "/cache=" + c;
+        EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+      }
+    }
+  }
+}
+
+// A bad value in a scenario file is refused at load with the file and the field (exit 3).
+TEST(StorageFamily, BadScenarioValuesAreRefusedNamingFileAndField) {
+  testing::TempDir dir;
+  const FamilyRegistry families = builtin_families();
+  const Machine machine = testing::h200_machine(1);
+  auto refused = [&](const std::string& axes) -> std::string {
+    const auto path = dir.path() / "s.json";
+    std::ofstream(path) << R"({"schema": "pathbench.scenario/v1", "scenarios": [{"name": "s", )"
+                        << R"("family": "storage", "axes": )" << axes << "}]}";
+    try {
+      const auto file = load_scenario_file(path, families, {0});
+      for (const auto& s : file.scenarios) {
+        validate_cases(s, expand(s), *families.find("storage"), machine, 0);
+      }
+    } catch (const InputError& e) {  // the CLI's exit 3
+      return e.what();
+    }
+    return {};
+  };
+  const std::string file = (dir.path() / "s.json").string();
+  std::string why = refused(
+      R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold"], "chunk": [5000]})");
+  EXPECT_NE(why.find(file + ": /scenarios/0/axes: "), std::string::npos) << why;
+  EXPECT_NE(why.find("not a multiple of 4096"), std::string::npos) << why;
+  why = refused(R"({"method": ["mmap", "o_direct"], "bytes": ["64MiB"], "cache": ["cold"]})");
+  EXPECT_NE(why.find(file + ": /scenarios/0/axes/method/1: "), std::string::npos) << why;
+  why = refused(R"({"method": ["mmap"], "bytes": ["64MiB"], "cache": ["lukewarm"]})");
+  EXPECT_NE(why.find("/scenarios/0/axes/cache/0"), std::string::npos) << why;
+  why =
+      refused(R"({"method": ["cufile"], "bytes": ["4MiB"], "cache": ["warm"], "chunk": ["8MiB"]})");
+  EXPECT_NE(why.find("larger than the file"), std::string::npos) << why;
+  EXPECT_EQ(refused(R"({"method": ["cufile"], "bytes": ["64MiB"], "cache": ["warm"]})"), "");
+}
+
+}  // namespace
+}  // namespace pathbench
