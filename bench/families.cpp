@@ -5,6 +5,7 @@
 #include "bench/copy.hpp"
 #include "bench/families.hpp"
 #include "bench/host_memory.hpp"
+#include "bench/ipc.hpp"
 #include "bench/overlap.hpp"
 #include "bench/peer.hpp"
 #include "bench/serving.hpp"
@@ -24,6 +25,7 @@ FamilyRegistry builtin_families() {
   registry.add(make_unified_memory_family());
   registry.add(make_peer_family());
   registry.add(make_serving_family());
+  registry.add(make_ipc_family());
   // Tests only: never part of a measuring run unless asked for by name in the environment.
   if (const char* v = std::getenv(kFaultInjectionVariable); v && std::string_view(v) == "1") {
     if (auto faults = make_fault_injection_family()) registry.add(std::move(faults));
