@@ -21,11 +21,6 @@ namespace pathbench {
 
 namespace {
 
-std::string ms_text(std::chrono::milliseconds t) {
-  const auto ms = t.count();
-  return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
-}
-
 // File actions and attributes of the spawn, released whatever happens.
 struct SpawnSetup {
   posix_spawn_file_actions_t actions;
