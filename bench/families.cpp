@@ -6,6 +6,7 @@
 #include "bench/device_memory.hpp"
 #include "bench/families.hpp"
 #include "bench/host_memory.hpp"
+#include "bench/ipc.hpp"
 #include "bench/overlap.hpp"
 #include "bench/peer.hpp"
 #include "bench/serving.hpp"
@@ -28,6 +29,7 @@ FamilyRegistry builtin_families() {
   registry.add(make_serving_family());
   registry.add(make_device_memory_family());
   registry.add(make_storage_family());
+  registry.add(make_ipc_family());
   // Tests only: never part of a measuring run unless asked for by name in the environment.
   if (const char* v = std::getenv(kFaultInjectionVariable); v && std::string_view(v) == "1") {
     if (auto faults = make_fault_injection_family()) registry.add(std::move(faults));

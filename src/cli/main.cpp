@@ -7,7 +7,9 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "bench/ipc.hpp"
 #include "build_info.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_command.hpp"
@@ -31,6 +33,10 @@ constexpr const char* kDescription =
 
 int main(int argc, char** argv) {
   using namespace pathbench;
+  // The ipc family's helper (`pathbench ipc-child --fd N`): started by pathbench itself with the
+  // child's end of a socket pair, never by a user, so it is not a listed subcommand.
+  if (argc >= 2 && std::string_view(argv[1]) == "ipc-child")
+    return run_ipc_child(argc - 2, argv + 2);
   // Google Benchmark keeps global flags; give it a clean argv so ours are never mistaken for its.
   int bm_argc = 1;
   benchmark::Initialize(&bm_argc, argv);

@@ -1,0 +1,118 @@
+// GPU tests of the ipc family, through the CLI's case runner. The child is the real pathbench
+// binary (PATHBENCH_BINARY, its CMake target file): this test binary's own /proc/self/exe has no
+// ipc-child mode. Label `gpu`; they skip without a device.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench/ipc.hpp"
+#include "inventory/inventory.hpp"
+#include "measure/family.hpp"
+#include "runner_case.hpp"
+#include "scenario/expansion.hpp"
+#include "test_gpu_common.hpp"
+
+namespace pathbench {
+namespace {
+
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
+CaseSpec ipc_case(const std::string& method, const std::string& access, std::int64_t bytes) {
+  CaseSpec spec;
+  spec.family = "ipc";
+  spec.scenario = "test";
+  spec.params = {{"method", method}, {"access", access}, {"bytes", bytes}};
+  spec.id = case_id("ipc", spec.params);
+  spec.min_time = 0.01;
+  return spec;
+}
+
+IpcChildCommand pathbench_child() {
+  IpcChildCommand c;
+  c.argv = {PATHBENCH_BINARY, "ipc-child"};
+  return c;
+}
+
+MeasuredCase run(const CaseSpec& spec) {
+  const auto family = make_ipc_family(pathbench_child());
+  const Machine machine = machine_from(collect_inventory({}));
+  if (auto why = family->skip_reason(spec, machine, 0)) {
+    ADD_FAILURE() << "unexpected skip: " << *why;
+    return {};
+  }
+  return run_case(*family, spec, machine, 3);
+}
+
+void expect_measured_and_verified(const MeasuredCase& m, const std::string& verified_word) {
+  ASSERT_EQ(m.samples.size(), 3u) << m.result.reason;
+  EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched));
+  ASSERT_EQ(m.metrics.size(), 4u);
+  for (const auto& sample : m.samples) {
+    EXPECT_GE(sample[0], 0.0);  // export_time
+    EXPECT_GT(sample[1], 0.0);  // open_time: a real open takes time
+    EXPECT_GE(sample[2], 0.0);  // close_time
+    EXPECT_GT(sample[3], 0.0);  // bandwidth
+  }
+  const Check* verified = m.check("child_verified");
+  ASSERT_NE(verified, nullptr);
+  EXPECT_TRUE(verified->passed) << verified->detail;
+  EXPECT_NE(verified->detail.find(verified_word), std::string::npos) << verified->detail;
+  const Check* child = m.check("child_process");
+  ASSERT_NE(child, nullptr);
+  EXPECT_NE(child->detail.find("\"protocol\""), std::string::npos) << child->detail;
+  std::cout << m.result.id << ": bandwidth " << m.median("bandwidth") << " GB/s, open "
+            << m.median("open_time") << " s, export " << m.median("export_time") << " s\n";
+}
+
+#define SKIP_IF_SKIPPED(m) \
+  if (!(m).skipped.empty()) GTEST_SKIP() << (m).skipped
+
+TEST(IpcGpu, CudaIpcCopyAndKernelAreMeasuredAndVerifiedInTheChild) {
+  PATHBENCH_REQUIRE_GPU();
+  for (const char* access : {"copy", "kernel"}) {
+    const auto m = run(ipc_case("cuda_ipc", access, 64 * kMiB));
+    SKIP_IF_SKIPPED(m);
+    expect_measured_and_verified(m, std::string(access) == "copy" ? "byte for byte" : "kernel");
+  }
+}
+
+TEST(IpcGpu, VmmFdCopyAndKernelAreMeasuredAndVerifiedInTheChild) {
+  PATHBENCH_REQUIRE_GPU();
+  for (const char* access : {"copy", "kernel"}) {
+    const auto m = run(ipc_case("vmm_fd", access, 64 * kMiB));
+    SKIP_IF_SKIPPED(m);
+    expect_measured_and_verified(m, std::string(access) == "copy" ? "byte for byte" : "kernel");
+  }
+}
+
+TEST(IpcGpu, SharedPinnedCopyAndKernelAreMeasuredAndVerifiedInTheChild) {
+  PATHBENCH_REQUIRE_GPU();
+  for (const char* access : {"copy", "kernel"}) {
+    const auto m = run(ipc_case("shared_pinned", access, 64 * kMiB));
+    SKIP_IF_SKIPPED(m);
+    expect_measured_and_verified(m, std::string(access) == "copy" ? "byte for byte" : "kernel");
+    // Through host memory over PCIe: well below device memory bandwidth, but a real transfer.
+    EXPECT_LT(m.median("bandwidth"), 1000.0);
+  }
+}
+
+TEST(IpcGpu, AChildThatDiesIsAFailedCaseNamingTheSignal) {
+  PATHBENCH_REQUIRE_GPU();
+  IpcChildCommand crash;
+  crash.argv = {"/bin/sh", "-c", "kill -SEGV $$", "sh"};
+  const auto family = make_ipc_family(crash);
+  const Machine machine = machine_from(collect_inventory({}));
+  Progress progress(1, false);
+  RunSettings settings;
+  CaseRunner runner(machine, settings, progress);
+  CaseSpec spec = ipc_case("cuda_ipc", "copy", 64 * kMiB);
+  spec.repetitions = 3;
+  const CaseResult r = runner.run(spec, *family);
+  EXPECT_EQ(r.status, CaseStatus::kFailed);
+  EXPECT_NE(r.reason.find("signal 11"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace pathbench
