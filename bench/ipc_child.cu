@@ -23,6 +23,7 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/device_pattern.hpp"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/latch.hpp"
 
 namespace pathbench {
@@ -151,6 +152,9 @@ class ChildCase {
     PB_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
     if (r.access == Access::kCopy) destination_ = DeviceMemory(r.bytes);
     mismatches_ = DeviceMemory(sizeof(unsigned long long));
+    // Loaded now: lazily loaded at its first launch, inside the latched block, it would block the
+    // enqueueing thread until the latch gives up (cuda/kernel_loading.hpp).
+    load_kernel(read_and_compare);
   }
 
   void take_handle(const std::string& blob) {
