@@ -1,9 +1,6 @@
-// The device_memory family's allocators. The VMM calls are driver API functions: pathbench links
-// the CUDA runtime statically and never links libcuda (a binary linked to it would not start on
-// a machine without the driver, where the CPU-only tests run), so they come from
-// cudaGetDriverEntryPointByVersion, with the types of <cudaTypedefs.h>.
+// The device_memory family's allocators: cudaMalloc, a stream-ordered pool, and VMM through the
+// driver entry points of cuda/vmm_driver_api.hpp.
 #include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -16,6 +13,7 @@
 #include "core/units.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_resources.hpp"
+#include "cuda/vmm_driver_api.hpp"
 
 namespace pathbench {
 
@@ -113,66 +111,15 @@ class PoolAllocator final : public DeviceAllocator {
   std::uint64_t read_back_ = 0;
 };
 
-// The driver's VMM entry points.
-struct VmmDriver {
-  PFN_cuDeviceGet_v2000 device_get = nullptr;
-  PFN_cuDeviceGetAttribute_v2000 device_attribute = nullptr;
-  PFN_cuMemGetAllocationGranularity_v10020 granularity = nullptr;
-  PFN_cuMemCreate_v10020 create = nullptr;
-  PFN_cuMemAddressReserve_v10020 reserve = nullptr;
-  PFN_cuMemMap_v10020 map = nullptr;
-  PFN_cuMemSetAccess_v10020 set_access = nullptr;
-  PFN_cuMemUnmap_v10020 unmap = nullptr;
-  PFN_cuMemAddressFree_v10020 address_free = nullptr;
-  PFN_cuMemRelease_v10020 release = nullptr;
-  PFN_cuGetErrorName_v6000 error_name = nullptr;
-};
-
-template <typename Fn>
-void entry_point(const char* symbol, Fn& fn) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-  // The ABI of CUDA 12.0: every function here has had one signature since 10.2.
-#if CUDART_VERSION >= 12050
-  PB_CUDA(cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status));
-#else
-  PB_CUDA(cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &status));  // 12.0 .. 12.4
-#endif
-  if (status != cudaDriverEntryPointSuccess || p == nullptr) {
-    throw SkipCase(std::string("the CUDA driver does not provide ") + symbol +
-                   " (cudaGetDriverEntryPointByVersion, CUDA 12.0 ABI): no VMM API");
-  }
-  fn = reinterpret_cast<Fn>(p);
-}
-
-const VmmDriver& vmm_driver() {
-  static const VmmDriver driver = [] {
-    VmmDriver d;
-    entry_point("cuDeviceGet", d.device_get);
-    entry_point("cuDeviceGetAttribute", d.device_attribute);
-    entry_point("cuMemGetAllocationGranularity", d.granularity);
-    entry_point("cuMemCreate", d.create);
-    entry_point("cuMemAddressReserve", d.reserve);
-    entry_point("cuMemMap", d.map);
-    entry_point("cuMemSetAccess", d.set_access);
-    entry_point("cuMemUnmap", d.unmap);
-    entry_point("cuMemAddressFree", d.address_free);
-    entry_point("cuMemRelease", d.release);
-    entry_point("cuGetErrorName", d.error_name);
-    return d;
-  }();
-  return driver;
-}
-
 class VmmAllocator final : public DeviceAllocator {
  public:
-  explicit VmmAllocator(int device) : d_(vmm_driver()) {
+  explicit VmmAllocator(int device) : d_(VmmDriverApi::get()) {
     CUdevice dev = 0;
-    check(d_.device_get(&dev, device), "cuDeviceGet");
+    d_.check(d_.device_get(&dev, device), "cuDeviceGet");
     int supported = 0;
-    check(d_.device_attribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                              dev),
-          "cuDeviceGetAttribute");
+    d_.check(d_.device_attribute(&supported,
+                                 CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev),
+             "cuDeviceGetAttribute");
     if (supported == 0) {
       throw SkipCase("GPU " + std::to_string(device) +
                      " does not support the virtual memory management API "
@@ -181,8 +128,8 @@ class VmmAllocator final : public DeviceAllocator {
     prop_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop_.location.id = dev;
-    check(d_.granularity(&granularity_, &prop_, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-          "cuMemGetAllocationGranularity");
+    d_.check(d_.granularity(&granularity_, &prop_, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+             "cuMemGetAllocationGranularity");
     access_.location = prop_.location;
     access_.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   }
@@ -190,14 +137,15 @@ class VmmAllocator final : public DeviceAllocator {
   std::optional<DeviceBlock> allocate(std::uint64_t bytes) override {
     const std::uint64_t size = (bytes + granularity_ - 1) / granularity_ * granularity_;
     CUmemGenericAllocationHandle handle = 0;
-    if (!ok(d_.create(&handle, size, &prop_, 0), "cuMemCreate")) return std::nullopt;
+    if (!ok(d_.mem_create(&handle, size, &prop_, 0), "cuMemCreate")) return std::nullopt;
     CUdeviceptr va = 0;
-    if (!ok(d_.reserve(&va, size, 0, 0, 0), "cuMemAddressReserve", [&] { d_.release(handle); })) {
+    if (!ok(d_.address_reserve(&va, size, 0, 0, 0), "cuMemAddressReserve",
+            [&] { d_.mem_release(handle); })) {
       return std::nullopt;
     }
     auto undo_reserve = [&] {
       d_.address_free(va, size);
-      d_.release(handle);
+      d_.mem_release(handle);
     };
     if (!ok(d_.map(va, size, 0, handle, 0), "cuMemMap", undo_reserve)) return std::nullopt;
     if (!ok(d_.set_access(va, size, &access_, 1), "cuMemSetAccess", [&] {
@@ -210,9 +158,9 @@ class VmmAllocator final : public DeviceAllocator {
   }
   void free(const DeviceBlock& b) override {
     const auto va = reinterpret_cast<CUdeviceptr>(b.ptr);
-    check(d_.unmap(va, b.bytes), "cuMemUnmap");
-    check(d_.address_free(va, b.bytes), "cuMemAddressFree");
-    check(d_.release(b.handle), "cuMemRelease");
+    d_.check(d_.unmap(va, b.bytes), "cuMemUnmap");
+    d_.check(d_.address_free(va, b.bytes), "cuMemAddressFree");
+    d_.check(d_.mem_release(b.handle), "cuMemRelease");
   }
   Check describe() const override {
     return {"allocator",
@@ -224,15 +172,6 @@ class VmmAllocator final : public DeviceAllocator {
   }
 
  private:
-  std::string name_of(CUresult r) const {
-    const char* name = nullptr;
-    return d_.error_name(r, &name) == CUDA_SUCCESS && name != nullptr
-               ? std::string(name)
-               : "CUresult " + std::to_string(static_cast<int>(r));
-  }
-  void check(CUresult r, const char* call) const {
-    if (r != CUDA_SUCCESS) throw CaseFailure(std::string(call) + ": " + name_of(r));
-  }
   // Success; out of memory (after `undo`) is false; any other error, after `undo`, throws.
   bool ok(CUresult r, const char* call) const {
     return ok(r, call, [] {});
@@ -242,10 +181,10 @@ class VmmAllocator final : public DeviceAllocator {
     if (r == CUDA_SUCCESS) return true;
     undo();
     if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
-    throw CaseFailure(std::string(call) + ": " + name_of(r));
+    throw CaseFailure(std::string(call) + ": " + d_.name_of(r));
   }
 
-  const VmmDriver& d_;
+  const VmmDriverApi& d_;
   CUmemAllocationProp prop_{};
   CUmemAccessDesc access_{};
   std::size_t granularity_ = 0;

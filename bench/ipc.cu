@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/ipc.hpp"
-#include "bench/ipc_driver.hpp"
 #include "core/errors.hpp"
 #include "core/ipc_channel.hpp"
 #include "core/units.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/device_pattern.hpp"
+#include "cuda/vmm_driver_api.hpp"
 #include "measure/pattern.hpp"
 
 namespace pathbench {

@@ -16,7 +16,6 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/ipc.hpp"
-#include "bench/ipc_driver.hpp"
 #include "core/errors.hpp"
 #include "core/ipc_channel.hpp"
 #include "core/pattern_word.hpp"
@@ -25,6 +24,7 @@
 #include "cuda/device_pattern.hpp"
 #include "cuda/kernel_loading.hpp"
 #include "cuda/latch.hpp"
+#include "cuda/vmm_driver_api.hpp"
 
 namespace pathbench {
 

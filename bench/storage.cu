@@ -53,7 +53,7 @@ BlockShape storage_shape(const StorageRequest& r) {
 }
 
 // O_DIRECT open; a file system without direct I/O answers EINVAL: the case skips.
-FileDescriptor open_direct(const std::string& path, const StorageLocation& loc) {
+UniqueFd open_direct(const std::string& path, const StorageLocation& loc) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
   if (fd < 0 && errno == EINVAL) {
     throw SkipCase("O_DIRECT open of a file in " + loc.dir + " (" + loc.fs_type +
@@ -61,7 +61,7 @@ FileDescriptor open_direct(const std::string& path, const StorageLocation& loc) 
                    "run --storage-dir a folder on a block-device file system)");
   }
   if (fd < 0) throw SystemError("open " + path + " with O_DIRECT", errno);
-  return FileDescriptor(fd);
+  return UniqueFd(fd);
 }
 
 // Reads `want` bytes at `offset` into `dst`, asking for `ask` (>= want: O_DIRECT's rounded
@@ -257,8 +257,8 @@ class StorageBench final : public BlockBench {
   DeviceMemory dest_;
   std::unique_ptr<CufileDriver> driver_;  // before the file: no file is written when GDS is absent
   PatternFile file_;
-  FileDescriptor cache_fd_;   // buffered: pageable and mmap reads, page-cache control, mincore
-  FileDescriptor direct_fd_;  // O_DIRECT: odirect_pinned, cufile
+  UniqueFd cache_fd_;   // buffered: pageable and mmap reads, page-cache control, mincore
+  UniqueFd direct_fd_;  // O_DIRECT: odirect_pinned, cufile
   std::unique_ptr<std::byte[]> image_;     // the destination copied back, for verification
   std::unique_ptr<std::byte[]> pageable_;  // pageable_read's buffer
   std::array<PinnedHostMemory, 2> pinned_;

@@ -17,25 +17,9 @@
 
 #include "core/errors.hpp"
 #include "core/text.hpp"
+#include "core/unique_fd.hpp"
 
 namespace pathbench {
-
-namespace {
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-}  // namespace
 
 namespace {
 
@@ -132,7 +116,7 @@ void write_file_atomically(const std::filesystem::path& requested, std::string_v
   std::string tmpl = (parent / (temporary_prefix(path) + host_name() + "-" +
                                 std::to_string(::getpid()) + ".XXXXXX"))
                          .string();
-  FileDescriptor fd(::mkstemp(tmpl.data()));
+  UniqueFd fd(::mkstemp(tmpl.data()));
   if (fd.get() < 0) throw_write_error("mkstemp(" + tmpl + ")", errno);
   const PendingTemporary pending(tmpl);
   std::size_t written = 0;
@@ -201,7 +185,7 @@ void remove_pending_temporary_file() noexcept {
 }
 
 std::string read_text_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
-  FileDescriptor fd(open_regular_file(path, max_bytes));
+  UniqueFd fd(open_regular_file(path, max_bytes));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw SystemError("fstat(" + path.string() + ")", errno);
   std::string text;
@@ -225,7 +209,7 @@ std::string read_text_file(const std::filesystem::path& path, std::uint64_t max_
 
 int open_regular_file(const std::filesystem::path& path, std::uint64_t max_bytes) {
   // The checks of read_text_file, for a reader that streams the file instead of holding it.
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) throw SystemError("open(" + path.string() + ")", errno);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw SystemError("fstat(" + path.string() + ")", errno);

@@ -43,11 +43,6 @@ short wait_for(int fd, short events, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-void UniqueFd::reset() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 std::string_view to_string(IpcMessageType t) {
   switch (t) {
     case IpcMessageType::kHello:

@@ -2,11 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
+#include "core/cufile_op_error.hpp"
 #include "core/errors.hpp"
 
 namespace pathbench {
@@ -19,53 +15,19 @@ bool load(void* lib, const char* name, Fn& out) {
   return out != nullptr;
 }
 
-// "allow_compat_mode" in the cuFile configuration (CUFILE_ENV_PATH_JSON, else /etc/cufile.json),
-// which has comments and so is searched, not parsed; CUFILE_ALLOW_COMPAT_MODE overrides it.
-void read_compat_mode(GdsStatus& s) {
-  if (const char* env = std::getenv("CUFILE_ALLOW_COMPAT_MODE")) {
-    const std::string v = env;
-    s.compat_mode = v == "true" || v == "1" ? "allowed" : "not allowed";
-    s.compat_source = "CUFILE_ALLOW_COMPAT_MODE";
-    return;
-  }
-  const char* env_path = std::getenv("CUFILE_ENV_PATH_JSON");
-  const std::string path = env_path ? env_path : "/etc/cufile.json";
-  std::ifstream in(path);
-  if (!in) return;
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string t = text.str();
-  const auto key = t.find("\"allow_compat_mode\"");
-  if (key == std::string::npos) return;
-  const auto colon = t.find(':', key);
-  const auto value = colon == std::string::npos ? colon : t.find_first_not_of(" \t\r\n", colon + 1);
-  if (value == std::string::npos) return;
-  if (t.compare(value, 4, "true") == 0) s.compat_mode = "allowed";
-  if (t.compare(value, 5, "false") == 0) s.compat_mode = "not allowed";
-  if (!s.compat_mode.empty()) s.compat_source = path;
-}
-
 }  // namespace
 
 std::string describe_cufile_error(const CufileError& e) {
-  std::string text = "CUfileOpError " + std::to_string(e.err);
-  if (e.cu_err != 0) text += " (CUresult " + std::to_string(e.cu_err) + ")";
-  return text;
+  return describe_cufile_op_error(e.err, e.cu_err);
 }
 
 std::string GdsStatus::describe() const {
-  std::string text = library_found ? "libcufile found (" + library + ")"
-                                   : "libcufile.so.0 not found (" + library + ")";
+  std::string text = describe_gds_state(*this);
   if (driver_open) {
     text += driver_open->err == 0
                 ? "; cuFileDriverOpen succeeded"
                 : "; cuFileDriverOpen failed: " + describe_cufile_error(*driver_open);
   }
-  text += nvidia_fs ? "; nvidia-fs module loaded (" + nvidia_fs_where + ")"
-                    : "; nvidia-fs module not loaded (no /proc/driver/nvidia-fs or "
-                      "/sys/module/nvidia_fs)";
-  if (!compat_mode.empty())
-    text += "; compatibility mode " + compat_mode + " (" + compat_source + ")";
   if (!nvidia_fs && driver_open && driver_open->err == 0) {
     text +=
         ": without nvidia-fs cuFile reads only in compatibility mode (POSIX reads through a "
@@ -80,21 +42,9 @@ CufileLibrary& CufileLibrary::instance() {
 }
 
 CufileLibrary::CufileLibrary() {
-  for (const char* where : {"/proc/driver/nvidia-fs", "/sys/module/nvidia_fs"}) {
-    std::error_code ec;
-    if (std::filesystem::exists(where, ec)) {
-      status_.nvidia_fs = true;
-      status_.nvidia_fs_where = where;
-      break;
-    }
-  }
-  read_compat_mode(status_);
-  void* lib = dlopen("libcufile.so.0", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* why = dlerror();
-    status_.library = why ? why : "dlopen failed";
-    return;
-  }
+  static_cast<GdsState&>(status_) = read_gds_node_state();
+  void* lib = load_cufile_library(status_);
+  if (lib == nullptr) return;
   bool all = load(lib, "cuFileDriverOpen", api_.driver_open) &&
              (load(lib, "cuFileDriverClose_v2", api_.driver_close) ||
               load(lib, "cuFileDriverClose", api_.driver_close)) &&
@@ -104,11 +54,9 @@ CufileLibrary::CufileLibrary() {
              load(lib, "cuFileBufDeregister", api_.buf_deregister) &&
              load(lib, "cuFileRead", api_.read);
   if (!all) {
+    status_.library_found = false;
     status_.library = "libcufile.so.0 lacks a cuFile entry point";
-    return;
   }
-  status_.library_found = true;
-  status_.library = "libcufile.so.0";
 }
 
 CufileDriver::CufileDriver() : lib_(CufileLibrary::instance()), status_(lib_.status()) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#include "core/gds_state.hpp"
+
 namespace pathbench {
 
 struct CufileError {
@@ -41,15 +43,10 @@ struct CufileApi {
   ssize_t (*read)(CufileHandle, void*, std::size_t, off_t, off_t) = nullptr;
 };
 
-// What this node offers GPUDirect Storage, for the case's `gds_status` check or skip reason.
-struct GdsStatus {
-  bool library_found = false;
-  std::string library;                     // the name dlopen found, or dlerror()'s text
+// The node's GDS state (also in the run's context) plus this case's cuFileDriverOpen result, for
+// the case's `gds_status` check or skip reason.
+struct GdsStatus : GdsState {
   std::optional<CufileError> driver_open;  // set once cuFileDriverOpen was called
-  bool nvidia_fs = false;                  // the nvidia-fs kernel module is loaded
-  std::string nvidia_fs_where;             // the path that showed it
-  std::string compat_mode;                 // "allowed" | "not allowed" | "" (not reported)
-  std::string compat_source;               // where compat_mode was read
 
   std::string describe() const;
 };

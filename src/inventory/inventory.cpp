@@ -105,6 +105,7 @@ Inventory collect_inventory(const InventoryOptions& options) {
   inventory.bios_version = bios.version;
   inventory.bios_date = bios.date;
   inventory.iommu = read_iommu();
+  inventory.gds = read_gds_state();
 
   std::optional<HwlocTopology> topology;
   try {

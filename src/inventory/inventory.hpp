@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/gds_state.hpp"
 #include "inventory/iommu.hpp"
 #include "inventory/machine.hpp"
 #include "inventory/nvlink.hpp"
@@ -70,6 +71,7 @@ struct Inventory {
   std::string kernel;
   std::string bios_vendor, bios_version, bios_date;
   IommuState iommu;
+  GdsState gds;  // GPUDirect Storage: libcufile, nvidia-fs, compatibility mode
   std::optional<int> cuda_runtime_version, cuda_driver_version;
   std::string driver_version;
   std::string cuda_unavailable_reason;

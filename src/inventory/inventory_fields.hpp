@@ -60,6 +60,16 @@ void iommu(Part& i, Visit&& visit) {
 }
 
 template <typename Part, typename Visit>
+void gds(Part& g, Visit&& visit) {
+  visit("library_found", g.library_found);
+  visit("library", g.library);
+  visit("nvidia_fs", g.nvidia_fs);
+  visit("nvidia_fs_where", g.nvidia_fs_where);
+  visit("compat_mode", g.compat_mode);
+  visit("compat_source", g.compat_source);
+}
+
+template <typename Part, typename Visit>
 void gpu(Part& g, Visit&& visit) {
   visit("index", g.index);
   visit("name", g.name);

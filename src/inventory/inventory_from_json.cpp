@@ -170,6 +170,9 @@ Inventory inventory_from_json(const nlohmann::json& json) {
   if (const auto* iommu = r.child("iommu"); iommu != nullptr && !iommu->is_null()) {
     inventory_fields::iommu(inventory.iommu, JsonReader(*iommu, "/iommu").reader());
   }
+  if (const auto* gds = r.child("gds"); gds != nullptr && !gds->is_null()) {
+    inventory_fields::gds(inventory.gds, JsonReader(*gds, "/gds").reader());
+  }
   r.each("gpus", [&](const nlohmann::json& element, const std::string& at) {
     JsonReader g(element, at);
     GpuInventory gpu;

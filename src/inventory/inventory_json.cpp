@@ -102,6 +102,7 @@ nlohmann::ordered_json to_json(const Inventory& inventory) {
     inventory_fields::numa_node(node, writer(nodes.back()));
   }
   inventory_fields::iommu(inventory.iommu, writer(j["iommu"] = nlohmann::ordered_json::object()));
+  inventory_fields::gds(inventory.gds, writer(j["gds"] = nlohmann::ordered_json::object()));
   auto& gpus = j["gpus"] = nlohmann::ordered_json::array();
   for (const auto& gpu : inventory.gpus) gpus.push_back(gpu_json(gpu));
   auto& links = j["links"] = nlohmann::ordered_json::array();

@@ -52,7 +52,7 @@ PatternFile::PatternFile(const std::string& dir, std::uint64_t bytes, std::uint6
   std::filesystem::create_directories(dir, ec);
   if (ec) throw SystemError("create_directories " + dir, ec.value());
   std::string name = (std::filesystem::path(dir) / "pathbench-storage.XXXXXX").string();
-  FileDescriptor fd(::mkstemp(name.data()));
+  UniqueFd fd(::mkstemp(name.data()));
   if (!fd.valid()) throw SystemError("mkstemp " + name, errno);
   path_ = name;
   try {
@@ -77,7 +77,7 @@ void verify_file_image(std::span<const std::byte> image, std::uint64_t file_byte
 }
 
 void verify_pattern_file(const std::string& path, std::uint64_t bytes, std::uint64_t seed) {
-  const FileDescriptor fd = open_file(path, O_RDONLY, "to verify it");
+  const UniqueFd fd = open_file(path, O_RDONLY, "to verify it");
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw SystemError("fstat " + path, errno);
   if (static_cast<std::uint64_t>(st.st_size) != bytes) {

@@ -17,12 +17,12 @@ FileMapping::FileMapping(int fd, std::size_t bytes) : bytes_(bytes) {
   if (bytes_ == 0) bytes_ = 1;
 }
 
-FileDescriptor open_file(const std::string& path, int flags, const std::string& why) {
+UniqueFd open_file(const std::string& path, int flags, const std::string& why) {
   const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0600);
   if (fd < 0) {
     throw SystemError("open " + path + " (" + why + ")", errno);
   }
-  return FileDescriptor(fd);
+  return UniqueFd(fd);
 }
 
 }  // namespace pathbench

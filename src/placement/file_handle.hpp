@@ -1,6 +1,6 @@
 #pragma once
 
-// RAII owners for a file descriptor and a read-only mapping of a file (the storage family, its
+// A read-only mapping of a file and open(2) that names what failed (the storage family, its
 // page-cache probes and its pattern file). Destructors never throw.
 
 #include <sys/mman.h>
@@ -10,26 +10,9 @@
 #include <string>
 #include <utility>
 
+#include "core/unique_fd.hpp"
+
 namespace pathbench {
-
-class FileDescriptor {
- public:
-  FileDescriptor() = default;
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(FileDescriptor&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  FileDescriptor& operator=(FileDescriptor&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 // mmap(PROT_READ, MAP_SHARED) of a whole file; throws SystemError when mmap fails.
 class FileMapping {
@@ -55,6 +38,6 @@ class FileMapping {
 };
 
 // open(2) that throws SystemError naming `path` (and what it was opened for) on failure.
-FileDescriptor open_file(const std::string& path, int flags, const std::string& why);
+UniqueFd open_file(const std::string& path, int flags, const std::string& why);
 
 }  // namespace pathbench

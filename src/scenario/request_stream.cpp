@@ -18,6 +18,7 @@
 #include "core/errors.hpp"
 #include "core/json_text.hpp"
 #include "core/text.hpp"
+#include "core/unique_fd.hpp"
 
 namespace pathbench {
 
@@ -604,18 +605,6 @@ class LineSplitter {
   std::string pending_;
 };
 
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() { ::close(fd_); }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // open_regular_file's checks (regular file, size cap, no blocking on a FIFO) as InputErrors.
 int open_trace(const std::filesystem::path& path, std::uint64_t max_bytes) {
   try {
@@ -633,7 +622,7 @@ int open_trace(const std::filesystem::path& path, std::uint64_t max_bytes) {
 std::vector<Request> read_request_trace(const std::filesystem::path& path,
                                         const TraceLimits& limits) {
   const std::string file = path.string();
-  const FileDescriptor fd(open_trace(path, limits.max_file_bytes));
+  const UniqueFd fd(open_trace(path, limits.max_file_bytes));
   TraceParser parser(file, limits);
   LineSplitter lines(parser);
   std::vector<char> buffer(std::size_t{1} << 20);

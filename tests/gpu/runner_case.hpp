@@ -8,13 +8,16 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "inventory/inventory.hpp"
 #include "inventory/machine.hpp"
 #include "measure/case_runner.hpp"
 #include "measure/family.hpp"
 #include "measure/progress.hpp"
 #include "result/result.hpp"
+#include "scenario/expansion.hpp"
 #include "scenario/scenario.hpp"
 
 namespace pathbench {
@@ -80,4 +83,41 @@ inline MeasuredCase run_case(const Family& family, CaseSpec spec, const Machine&
   return m;
 }
 
+// A case of `family` with these parameters, as a scenario named "test" would expand it, with a
+// short min_time (the tests measure a few samples, not a figure).
+inline CaseSpec gpu_test_case(const std::string& family, nlohmann::ordered_json params,
+                              int repetitions = 3) {
+  CaseSpec spec;
+  spec.family = family;
+  spec.scenario = "test";
+  spec.params = std::move(params);
+  spec.id = case_id(family, spec.params);
+  spec.min_time = 0.01;
+  spec.repetitions = repetitions;
+  return spec;
+}
+
+// Runs `spec` on this machine's inventory. The family's requirements must hold here (a GPU
+// machine meets them): a requirement skip is a test failure; only prepare may still skip, and
+// then `skipped` says why.
+inline MeasuredCase run_required(const Family& family, const CaseSpec& spec, int repetitions = 3) {
+  const Machine machine = machine_from(collect_inventory({}));
+  if (auto why = family.skip_reason(spec, machine, 0)) {
+    ADD_FAILURE() << "unexpected skip of " << spec.id << ": " << *why;
+    return {};
+  }
+  return run_case(family, spec, machine, repetitions);
+}
+
+// Every check the case recorded passed (and it recorded some).
+inline void expect_checks_pass(const MeasuredCase& m) {
+  ASSERT_FALSE(m.checks.empty()) << m.result.id;
+  for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
+}
+
 }  // namespace pathbench
+
+// A case that prepare skipped (a device that cannot do what it needs) is a skipped test, saying
+// why.
+#define PATHBENCH_SKIP_IF_SKIPPED(m) \
+  if (!(m).skipped.empty()) GTEST_SKIP() << (m).skipped

@@ -48,11 +48,6 @@ MeasuredCase measure(const CaseSpec& spec, int samples = 3) {
   return m;
 }
 
-void expect_checks_pass(const MeasuredCase& m) {
-  ASSERT_FALSE(m.checks.empty());
-  for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
-}
-
 TEST(CopyFamilyGpu, PinnedH2DIsLatchedVerifiedAndFast) {
   PATHBENCH_REQUIRE_GPU();
   const auto m = measure(copy_case({{"measure", "bandwidth"},

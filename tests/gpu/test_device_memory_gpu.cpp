@@ -16,42 +16,26 @@ namespace pathbench {
 namespace {
 
 CaseSpec dm_case(nlohmann::ordered_json params) {
-  CaseSpec spec;
-  spec.family = "device_memory";
-  spec.scenario = "test";
-  spec.params = std::move(params);
-  spec.id = case_id("device_memory", spec.params);
-  spec.min_time = 0.01;
-  spec.repetitions = 3;
-  return spec;
+  return gpu_test_case("device_memory", std::move(params));
 }
 
 MeasuredCase run(const CaseSpec& spec, int samples = 3) {
-  const auto family = make_device_memory_family();
-  const Machine machine = machine_from(collect_inventory({}));
-  if (auto why = family->skip_reason(spec, machine, 0)) {
-    ADD_FAILURE() << "unexpected skip: " << *why;
-    return {};
-  }
-  return run_case(*family, spec, machine, samples);
+  return run_required(*make_device_memory_family(), spec, samples);
 }
 
-void expect_checks_pass(const MeasuredCase& m) {
-  ASSERT_FALSE(m.checks.empty());
-  for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
+// Every check passed, the memory_returned one among them (the case gave back what it took).
+void expect_checks_pass_and_memory_returned(const MeasuredCase& m) {
+  expect_checks_pass(m);
   const Check* returned = m.check("memory_returned");
   ASSERT_NE(returned, nullptr);
   EXPECT_TRUE(returned->passed) << returned->detail;
 }
 
-#define SKIP_IF_SKIPPED(m) \
-  if (!(m).skipped.empty()) GTEST_SKIP() << (m).skipped
-
 void expect_alloc_free_ok(nlohmann::ordered_json params) {
   params["measure"] = "alloc_free";
   params["bytes"] = 2 << 20;
   const auto m = run(dm_case(params));
-  SKIP_IF_SKIPPED(m);
+  PATHBENCH_SKIP_IF_SKIPPED(m);
   ASSERT_EQ(m.samples.size(), 3u);
   EXPECT_EQ(m.method, timing_name(TimingMethod::kHostSteadyClock));
   ASSERT_EQ(m.metrics.size(), 2u);
@@ -64,7 +48,7 @@ void expect_alloc_free_ok(nlohmann::ordered_json params) {
   }
   EXPECT_TRUE(m.metrics[0].distribution.has_value()) << "per-operation distribution";
   EXPECT_GE(m.operations_per_sample, 8u);
-  expect_checks_pass(m);
+  expect_checks_pass_and_memory_returned(m);
   ASSERT_NE(m.check("allocation_usable"), nullptr);
   ASSERT_NE(m.check("allocator"), nullptr);
 }
@@ -88,7 +72,7 @@ void expect_fragmentation_ok(nlohmann::ordered_json params) {
   params["seed"] = 1;
   params["budget_pct"] = 10;
   const auto m = run(dm_case(params), 2);
-  SKIP_IF_SKIPPED(m);
+  PATHBENCH_SKIP_IF_SKIPPED(m);
   ASSERT_EQ(m.samples.size(), 2u);
   ASSERT_EQ(m.metrics.size(), 4u);
   const Check* largest = m.check("largest_block");
@@ -103,7 +87,7 @@ void expect_fragmentation_ok(nlohmann::ordered_json params) {
     EXPECT_LE(s[2], 1.0);
     EXPECT_GT(s[3], 0.0) << "allocations_until_oom";
   }
-  expect_checks_pass(m);
+  expect_checks_pass_and_memory_returned(m);
   ASSERT_NE(m.check("replay_resident"), nullptr);
   ASSERT_NE(m.check("oom_reached"), nullptr);
   ASSERT_NE(m.check("pattern"), nullptr);

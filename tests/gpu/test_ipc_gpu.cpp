@@ -20,13 +20,7 @@ namespace {
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
 CaseSpec ipc_case(const std::string& method, const std::string& access, std::int64_t bytes) {
-  CaseSpec spec;
-  spec.family = "ipc";
-  spec.scenario = "test";
-  spec.params = {{"method", method}, {"access", access}, {"bytes", bytes}};
-  spec.id = case_id("ipc", spec.params);
-  spec.min_time = 0.01;
-  return spec;
+  return gpu_test_case("ipc", {{"method", method}, {"access", access}, {"bytes", bytes}});
 }
 
 IpcChildCommand pathbench_child() {
@@ -36,13 +30,7 @@ IpcChildCommand pathbench_child() {
 }
 
 MeasuredCase run(const CaseSpec& spec) {
-  const auto family = make_ipc_family(pathbench_child());
-  const Machine machine = machine_from(collect_inventory({}));
-  if (auto why = family->skip_reason(spec, machine, 0)) {
-    ADD_FAILURE() << "unexpected skip: " << *why;
-    return {};
-  }
-  return run_case(*family, spec, machine, 3);
+  return run_required(*make_ipc_family(pathbench_child()), spec);
 }
 
 void expect_measured_and_verified(const MeasuredCase& m, const std::string& verified_word) {
@@ -66,36 +54,32 @@ void expect_measured_and_verified(const MeasuredCase& m, const std::string& veri
             << m.median("open_time") << " s, export " << m.median("export_time") << " s\n";
 }
 
-#define SKIP_IF_SKIPPED(m) \
-  if (!(m).skipped.empty()) GTEST_SKIP() << (m).skipped
+// Both accesses of `method`, each measured in the child and verified there.
+void expect_both_accesses_work(const std::string& method) {
+  for (const char* access : {"copy", "kernel"}) {
+    const auto m = run(ipc_case(method, access, 64 * kMiB));
+    PATHBENCH_SKIP_IF_SKIPPED(m);
+    expect_measured_and_verified(m, std::string(access) == "copy" ? "byte for byte" : "kernel");
+    // Through host memory over PCIe: well below device memory bandwidth, but a real transfer.
+    if (method == "shared_pinned") {
+      EXPECT_LT(m.median("bandwidth"), 1000.0);
+    }
+  }
+}
 
 TEST(IpcGpu, CudaIpcCopyAndKernelAreMeasuredAndVerifiedInTheChild) {
   PATHBENCH_REQUIRE_GPU();
-  for (const char* access : {"copy", "kernel"}) {
-    const auto m = run(ipc_case("cuda_ipc", access, 64 * kMiB));
-    SKIP_IF_SKIPPED(m);
-    expect_measured_and_verified(m, std::string(access) == "copy" ? "byte for byte" : "kernel");
-  }
+  expect_both_accesses_work("cuda_ipc");
 }
 
 TEST(IpcGpu, VmmFdCopyAndKernelAreMeasuredAndVerifiedInTheChild) {
   PATHBENCH_REQUIRE_GPU();
-  for (const char* access : {"copy", "kernel"}) {
-    const auto m = run(ipc_case("vmm_fd", access, 64 * kMiB));
-    SKIP_IF_SKIPPED(m);
-    expect_measured_and_verified(m, std::string(access) == "copy" ? "byte for byte" : "kernel");
-  }
+  expect_both_accesses_work("vmm_fd");
 }
 
 TEST(IpcGpu, SharedPinnedCopyAndKernelAreMeasuredAndVerifiedInTheChild) {
   PATHBENCH_REQUIRE_GPU();
-  for (const char* access : {"copy", "kernel"}) {
-    const auto m = run(ipc_case("shared_pinned", access, 64 * kMiB));
-    SKIP_IF_SKIPPED(m);
-    expect_measured_and_verified(m, std::string(access) == "copy" ? "byte for byte" : "kernel");
-    // Through host memory over PCIe: well below device memory bandwidth, but a real transfer.
-    EXPECT_LT(m.median("bandwidth"), 1000.0);
-  }
+  expect_both_accesses_work("shared_pinned");
 }
 
 TEST(IpcGpu, AChildThatDiesIsAFailedCaseNamingTheSignal) {

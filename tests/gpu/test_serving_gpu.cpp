@@ -31,11 +31,13 @@ MeasuredCase measure(const CaseSpec& spec, int samples = 3) {
   return run_case(*make_serving_family(), spec, machine_from(collect_inventory({})), samples);
 }
 
-const MetricResult& metric(const MeasuredCase& m, const std::string& name) {
+// A C string, not a std::string: GCC 13 takes a reference returned from a call with a temporary
+// std::string argument for a dangling one (-Wdangling-reference), though it points into `m`.
+const MetricResult& metric(const MeasuredCase& m, const char* name) {
   for (const auto& x : m.metrics) {
     if (x.name == name) return x;
   }
-  throw std::runtime_error("no metric " + name);
+  throw std::runtime_error(std::string("no metric ") + name);
 }
 
 // The per-request H2D distribution is there, consistent, and every check passed.

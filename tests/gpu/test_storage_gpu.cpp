@@ -22,14 +22,7 @@ namespace {
 constexpr std::int64_t kMiB = 1024 * 1024;
 
 CaseSpec storage_case(const std::string& method, const std::string& cache, std::int64_t bytes) {
-  CaseSpec spec;
-  spec.family = "storage";
-  spec.scenario = "test";
-  spec.params = {{"method", method}, {"bytes", bytes}, {"cache", cache}};
-  spec.id = case_id("storage", spec.params);
-  spec.min_time = 0.01;
-  spec.repetitions = 3;
-  return spec;
+  return gpu_test_case("storage", {{"method", method}, {"bytes", bytes}, {"cache", cache}});
 }
 
 // The test files pathbench left in the folder (none may outlive its case).

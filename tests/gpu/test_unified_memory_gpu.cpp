@@ -20,40 +20,20 @@ constexpr std::int64_t kKiB = 1024;
 constexpr std::int64_t kMiB = 1024 * kKiB;
 
 CaseSpec um_case(const std::string& method, std::int64_t stride, std::int64_t bytes) {
-  CaseSpec spec;
-  spec.family = "unified_memory";
-  spec.scenario = "test";
-  spec.params = {{"method", method}, {"stride", stride}, {"bytes", bytes}};
-  spec.id = case_id("unified_memory", spec.params);
-  spec.min_time = 0.01;
-  spec.repetitions = 3;
-  return spec;
+  return gpu_test_case("unified_memory",
+                       {{"method", method}, {"stride", stride}, {"bytes", bytes}});
 }
 
 // Through the CLI's case runner. Only prepare may skip (a device whose managed memory cannot
 // fault); a requirement this GPU machine does not meet fails.
 MeasuredCase run(const CaseSpec& spec, int samples = 3) {
-  const auto family = make_unified_memory_family();
-  const Machine machine = machine_from(collect_inventory({}));
-  if (auto why = family->skip_reason(spec, machine, 0)) {
-    ADD_FAILURE() << "unexpected skip: " << *why;
-    return {};
-  }
-  return run_case(*family, spec, machine, samples);
+  return run_required(*make_unified_memory_family(), spec, samples);
 }
-
-void expect_checks_pass(const MeasuredCase& m) {
-  ASSERT_FALSE(m.checks.empty());
-  for (const auto& c : m.checks) EXPECT_TRUE(c.passed) << c.name << ": " << c.detail;
-}
-
-#define SKIP_IF_SKIPPED(m) \
-  if (!(m).skipped.empty()) GTEST_SKIP() << (m).skipped
 
 TEST(UnifiedMemoryGpu, FaultAt64KiBIsTimedVerifiedAndFaultDriven) {
   PATHBENCH_REQUIRE_GPU();
   const auto m = run(um_case("fault", 64 * kKiB, 256 * kMiB));
-  SKIP_IF_SKIPPED(m);
+  PATHBENCH_SKIP_IF_SKIPPED(m);
   ASSERT_EQ(m.samples.size(), 3u);
   EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched));
   ASSERT_EQ(m.metrics.size(), 3u);
@@ -85,9 +65,9 @@ TEST(UnifiedMemoryGpu, PrefetchIsFasterThanFaultDrivenMigration) {
   PATHBENCH_REQUIRE_GPU();
   // Every page touched: both move the whole buffer, so the times compare directly.
   const auto fault_dense = run(um_case("fault", 4 * kKiB, 256 * kMiB));
-  SKIP_IF_SKIPPED(fault_dense);
+  PATHBENCH_SKIP_IF_SKIPPED(fault_dense);
   const auto prefetch_dense = run(um_case("prefetch", 4 * kKiB, 256 * kMiB));
-  SKIP_IF_SKIPPED(prefetch_dense);
+  PATHBENCH_SKIP_IF_SKIPPED(prefetch_dense);
   expect_checks_pass(fault_dense);
   expect_checks_pass(prefetch_dense);
   EXPECT_LT(prefetch_dense.median("time"), fault_dense.median("time"));
@@ -111,7 +91,7 @@ TEST(UnifiedMemoryGpu, AdviceIsAppliedAndVerified) {
   PATHBENCH_REQUIRE_GPU();
   for (const char* method : {"advise_preferred_gpu", "advise_accessed_by"}) {
     const auto m = run(um_case(method, 64 * kKiB, 64 * kMiB));
-    SKIP_IF_SKIPPED(m);
+    PATHBENCH_SKIP_IF_SKIPPED(m);
     EXPECT_EQ(m.method, timing_name(TimingMethod::kCudaEventsLatched)) << method;
     for (const auto& s : m.samples) EXPECT_GT(s[0], 0.0) << method;
     expect_checks_pass(m);
@@ -124,7 +104,7 @@ TEST(UnifiedMemoryGpu, AdviceIsAppliedAndVerified) {
 TEST(UnifiedMemoryGpu, GpuToCpuFaultsAreHostTimedAndVerified) {
   PATHBENCH_REQUIRE_GPU();
   const auto m = run(um_case("gpu_to_cpu", 4 * kKiB, 64 * kMiB));
-  SKIP_IF_SKIPPED(m);
+  PATHBENCH_SKIP_IF_SKIPPED(m);
   EXPECT_EQ(m.method, timing_name(TimingMethod::kHostSteadyClock));
   for (const auto& s : m.samples) {
     EXPECT_GT(s[1], 0.0);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/copy.hpp"
+#include "case_spec.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
 
@@ -17,14 +18,7 @@ namespace {
 constexpr std::int64_t k256MiB = std::int64_t{256} << 20;
 
 CaseSpec make_spec(nlohmann::ordered_json params) {
-  CaseSpec spec;
-  spec.family = "copy";
-  spec.scenario = "test";
-  spec.file = "test.json";
-  spec.pointer = "/scenarios/0";
-  spec.params = std::move(params);
-  spec.id = case_id("copy", spec.params);
-  return spec;
+  return testing::scenario_case("copy", std::move(params));
 }
 
 CaseSpec all_gpus(const std::string& direction, const std::string& host_memory,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/device_memory.hpp"
+#include "case_spec.hpp"
 #include "core/errors.hpp"
 #include "measure/fragmentation_pattern.hpp"
 #include "scenario/expansion.hpp"
@@ -23,14 +24,7 @@ constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 CaseSpec make_spec(nlohmann::ordered_json params) {
-  CaseSpec spec;
-  spec.family = "device_memory";
-  spec.file = "d.json";
-  spec.pointer = "/scenarios/0";
-  spec.params = std::move(params);
-  spec.id = case_id("device_memory", spec.params);
-  spec.repetitions = 3;
-  return spec;
+  return testing::scenario_case("device_memory", std::move(params), "d.json", 3);
 }
 
 FamilyRegistry registry() {

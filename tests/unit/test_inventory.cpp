@@ -51,6 +51,7 @@ Inventory two_socket_inventory() {
   inv.bios_version = "2.3.5";
   inv.bios_date = "01/01/2025";
   inv.iommu = IommuState{"passthrough", 112, "intel_iommu=on iommu=pt"};
+  inv.gds = GdsState{true, "libcufile.so.0", false, "", "allowed", "/etc/cufile.json"};
   inv.cuda_runtime_version = 13000;
   inv.cuda_driver_version = std::nullopt;
   inv.driver_version = "580.159.04";
@@ -132,6 +133,11 @@ TEST(InventoryJson, RoundTripsEveryField) {
   EXPECT_EQ(back.iommu.mode, "passthrough");
   EXPECT_EQ(back.iommu.groups, 112);
   EXPECT_EQ(back.iommu.cmdline, "intel_iommu=on iommu=pt");
+  EXPECT_TRUE(back.gds.library_found);
+  EXPECT_EQ(back.gds.library, "libcufile.so.0");
+  EXPECT_FALSE(back.gds.nvidia_fs);
+  EXPECT_EQ(back.gds.compat_mode, "allowed");
+  EXPECT_EQ(back.gds.compat_source, "/etc/cufile.json");
 }
 
 TEST(InventoryJson, GpuModesAndIommuAreWrittenWhereExpected) {
@@ -143,9 +149,16 @@ TEST(InventoryJson, GpuModesAndIommuAreWrittenWhereExpected) {
   EXPECT_EQ(json.at("iommu"),
             (nlohmann::ordered_json{
                 {"mode", "passthrough"}, {"groups", 112}, {"cmdline", "intel_iommu=on iommu=pt"}}));
+  EXPECT_EQ(json.at("gds"), (nlohmann::ordered_json{{"library_found", true},
+                                                    {"library", "libcufile.so.0"},
+                                                    {"nvidia_fs", false},
+                                                    {"nvidia_fs_where", ""},
+                                                    {"compat_mode", "allowed"},
+                                                    {"compat_source", "/etc/cufile.json"}}));
   // An inventory written before these fields existed still reads, with "unknown" and nulls.
   auto old = nlohmann::json::parse(json.dump());
   old.erase("iommu");
+  old.erase("gds");
   for (auto& gpu : old["gpus"]) {
     gpu.erase("ecc_mode");
     gpu.erase("persistence_mode");
@@ -154,6 +167,8 @@ TEST(InventoryJson, GpuModesAndIommuAreWrittenWhereExpected) {
   const Inventory back = inventory_from_json(old);
   EXPECT_EQ(back.iommu.mode, "unknown");
   EXPECT_EQ(back.iommu.groups, 0);
+  EXPECT_FALSE(back.gds.library_found);
+  EXPECT_EQ(back.gds.library, "");
   EXPECT_FALSE(back.gpus[0].ecc_mode.has_value());
   EXPECT_FALSE(back.gpus[0].persistence_mode.has_value());
 }
@@ -163,6 +178,7 @@ TEST(InventoryJson, GpuModesAndIommuAreNotTopology) {
   const Inventory original = two_socket_inventory();
   Inventory changed = original;
   changed.iommu = IommuState{"off", 0, ""};
+  changed.gds = GdsState{true, "libcufile.so.0", true, "/proc/driver/nvidia-fs", "", ""};
   changed.gpus[0].ecc_mode = "disabled";
   changed.gpus[0].persistence_mode = "enabled";
   changed.gpus[1].mig_mode.reset();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/ipc.hpp"
+#include "case_spec.hpp"
 #include "core/errors.hpp"
 #include "core/ipc_child.hpp"
 #include "scenario/expansion.hpp"
@@ -25,12 +26,7 @@ using namespace std::chrono_literals;
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
 CaseSpec ipc_case(const std::string& method, const std::string& access, std::int64_t bytes) {
-  CaseSpec spec;
-  spec.family = "ipc";
-  spec.scenario = "test";
-  spec.params = {{"method", method}, {"access", access}, {"bytes", bytes}};
-  spec.id = case_id("ipc", spec.params);
-  return spec;
+  return testing::scenario_case("ipc", {{"method", method}, {"access", access}, {"bytes", bytes}});
 }
 
 // Short timeouts: a test that would hang fails within seconds instead.

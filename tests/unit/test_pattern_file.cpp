@@ -30,7 +30,7 @@ namespace {
 constexpr std::uint64_t kSeed = 0x1234;
 
 std::vector<std::byte> read_all(const std::string& path) {
-  const FileDescriptor fd = open_file(path, O_RDONLY, "test");
+  const UniqueFd fd = open_file(path, O_RDONLY, "test");
   struct stat st {};
   EXPECT_EQ(::fstat(fd.get(), &st), 0);
   std::vector<std::byte> data(static_cast<std::size_t>(st.st_size));
@@ -87,7 +87,7 @@ TEST(PatternFile, OneCorruptedByteIsCaughtInTheImageAndOnDisk) {
   EXPECT_NE(why.find("dest"), std::string::npos) << why;
   EXPECT_NE(why.find(std::to_string(at)), std::string::npos) << why;
 
-  const FileDescriptor fd = open_file(file.path(), O_WRONLY, "corrupt");
+  const UniqueFd fd = open_file(file.path(), O_WRONLY, "corrupt");
   const std::byte bad = image[at];
   ASSERT_EQ(::pwrite(fd.get(), &bad, 1, at), 1);
   const std::string on_disk = failure_of([&] { verify_pattern_file(file.path(), bytes, kSeed); });
@@ -162,7 +162,7 @@ TEST(DirectIo, AnODirectReadByTheChunkPlanReassemblesTheFile) {
   const int raw = ::open(file.path().c_str(), O_RDONLY | O_DIRECT);
   if (raw < 0 && errno == EINVAL) GTEST_SKIP() << "this file system has no O_DIRECT";
   ASSERT_GE(raw, 0);
-  const FileDescriptor fd(raw);
+  const UniqueFd fd(raw);
   struct Free {
     void operator()(void* p) const { std::free(p); }
   };
@@ -183,7 +183,7 @@ TEST(PageCache, ReadingMakesTheFileResidentAndDroppingEvictsIt) {
   const StorageLocation loc = probe_storage(dir.path().string());
   const std::uint64_t bytes = std::uint64_t{8} << 20;
   const PatternFile file(dir.path().string(), bytes, kSeed);
-  const FileDescriptor fd = open_file(file.path(), O_RDONLY, "test");
+  const UniqueFd fd = open_file(file.path(), O_RDONLY, "test");
   read_through_page_cache(fd.get(), bytes);
   EXPECT_GE(resident_fraction(fd.get(), bytes), 0.99);
   if (loc.memory_backed) GTEST_SKIP() << loc.fs_type << " keeps its files in memory";

@@ -9,6 +9,7 @@
 
 #include "bench/families.hpp"
 #include "bench/peer.hpp"
+#include "case_spec.hpp"
 #include "core/errors.hpp"
 #include "inventory/gpu_selection.hpp"
 #include "scenario/expansion.hpp"
@@ -23,14 +24,7 @@ constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
 CaseSpec make_spec(nlohmann::ordered_json params) {
-  CaseSpec spec;
-  spec.family = "peer";
-  spec.scenario = "test";
-  spec.file = "test.json";
-  spec.pointer = "/scenarios/0";
-  spec.params = std::move(params);
-  spec.id = case_id("peer", spec.params);
-  return spec;
+  return testing::scenario_case("peer", std::move(params));
 }
 
 CaseSpec peer(const std::string& pair, const std::string& method, std::int64_t bytes,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/serving.hpp"
+#include "case_spec.hpp"
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
@@ -20,14 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 CaseSpec make_spec(nlohmann::ordered_json params, std::string file = "scenarios/s.json") {
-  CaseSpec spec;
-  spec.family = "serving";
-  spec.scenario = "test";
-  spec.file = std::move(file);
-  spec.pointer = "/scenarios/0";
-  spec.params = std::move(params);
-  spec.id = case_id("serving", spec.params);
-  return spec;
+  return testing::scenario_case("serving", std::move(params), std::move(file));
 }
 
 std::optional<std::string> error_of(const nlohmann::ordered_json& params,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/small_copies.hpp"
+#include "case_spec.hpp"
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
@@ -19,14 +20,7 @@ const std::vector<std::string> kMethods = {"individual", "coalesced", "batched",
                                            "gather_kernel"};
 
 CaseSpec make_spec(nlohmann::ordered_json params) {
-  CaseSpec spec;
-  spec.family = "small_copies";
-  spec.scenario = "test";
-  spec.file = "test.json";
-  spec.pointer = "/scenarios/0";
-  spec.params = std::move(params);
-  spec.id = case_id("small_copies", spec.params);
-  return spec;
+  return testing::scenario_case("small_copies", std::move(params));
 }
 
 CaseSpec copies(const std::string& method, std::int64_t count, std::int64_t bytes,

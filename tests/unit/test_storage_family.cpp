@@ -11,6 +11,7 @@
 
 #include "bench/families.hpp"
 #include "bench/storage.hpp"
+#include "case_spec.hpp"
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
@@ -24,14 +25,7 @@ constexpr std::int64_t kMiB = 1024 * 1024;
 constexpr std::int64_t kGiB = 1024 * kMiB;
 
 CaseSpec make_spec(nlohmann::ordered_json params) {
-  CaseSpec spec;
-  spec.family = "storage";
-  spec.file = "test.json";
-  spec.pointer = "/scenarios/0";
-  spec.params = std::move(params);
-  spec.id = case_id("storage", spec.params);
-  spec.repetitions = 3;
-  return spec;
+  return testing::scenario_case("storage", std::move(params), "test.json", 3);
 }
 
 CaseSpec storage_case(const std::string& method, std::int64_t bytes, const std::string& cache) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bench/unified_memory.hpp"
+#include "case_spec.hpp"
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
@@ -17,14 +18,7 @@ constexpr std::int64_t kMiB = 1024 * kKiB;
 constexpr std::int64_t kGiB = 1024 * kMiB;
 
 CaseSpec make_spec(nlohmann::ordered_json params) {
-  CaseSpec spec;
-  spec.family = "unified_memory";
-  spec.file = "test.json";
-  spec.pointer = "/scenarios/0";
-  spec.params = std::move(params);
-  spec.id = case_id("unified_memory", spec.params);
-  spec.repetitions = 3;
-  return spec;
+  return testing::scenario_case("unified_memory", std::move(params), "test.json", 3);
 }
 
 CaseSpec um_case(const std::string& method, std::int64_t stride, std::int64_t bytes) {

@@ -1,8 +1,10 @@
 #pragma once
 
-// The driver API calls of the vmm_fd method, reached through the runtime's
-// cudaGetDriverEntryPointByVersion: pathbench links only the static runtime (no -lcuda), and a
-// driver without an entry point is a precise skip, not a load failure. Included by bench/*.cu only.
+// The driver API's virtual memory management calls (the device_memory family's vmm allocator, the
+// ipc family's vmm_fd method), reached through the runtime's cudaGetDriverEntryPointByVersion:
+// pathbench links only the static runtime and never libcuda (a binary linked to it would not
+// start on a machine without the driver, where the CPU-only tests run), and a driver without an
+// entry point is a precise skip, not a load failure. Included by CUDA sources only.
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -14,6 +16,7 @@
 namespace pathbench {
 
 struct VmmDriverApi {
+  decltype(&::cuDeviceGet) device_get = nullptr;
   decltype(&::cuMemCreate) mem_create = nullptr;
   decltype(&::cuMemRelease) mem_release = nullptr;
   decltype(&::cuMemExportToShareableHandle) export_handle = nullptr;
@@ -37,12 +40,17 @@ struct VmmDriverApi {
     return api;
   }
 
+  // The driver's name for `rc` (CUDA_ERROR_OUT_OF_MEMORY), else its number.
+  std::string name_of(CUresult rc) const {
+    const char* name = nullptr;
+    return error_name && error_name(rc, &name) == CUDA_SUCCESS && name != nullptr
+               ? std::string(name)
+               : "CUresult " + std::to_string(static_cast<int>(rc));
+  }
+
   // Throws CaseFailure naming the call and the driver's error.
   void check(CUresult rc, const char* call) const {
-    if (rc == CUDA_SUCCESS) return;
-    const char* name = nullptr;
-    if (error_name) error_name(rc, &name);
-    throw CaseFailure(std::string(call) + ": " + (name ? name : "CUresult " + std::to_string(rc)));
+    if (rc != CUDA_SUCCESS) throw CaseFailure(std::string(call) + ": " + name_of(rc));
   }
 
   std::string missing;
@@ -52,9 +60,14 @@ struct VmmDriverApi {
   static void find(const char* symbol, F& fn, std::string& missing) {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult status{};
-    if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status) !=
-            cudaSuccess ||
-        status != cudaDriverEntryPointSuccess || p == nullptr) {
+    // The ABI of CUDA 12.0: every function here has had one signature since 10.2.
+#if CUDART_VERSION >= 12050
+    const cudaError_t rc =
+        cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &status);
+#else
+    const cudaError_t rc = cudaGetDriverEntryPoint(symbol, &p, cudaEnableDefault, &status);
+#endif
+    if (rc != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr) {
       if (missing.empty()) missing = symbol;
       return;
     }
@@ -62,6 +75,7 @@ struct VmmDriverApi {
   }
   static VmmDriverApi load() {
     VmmDriverApi a;
+    find("cuDeviceGet", a.device_get, a.missing);
     find("cuMemCreate", a.mem_create, a.missing);
     find("cuMemRelease", a.mem_release, a.missing);
     find("cuMemExportToShareableHandle", a.export_handle, a.missing);
