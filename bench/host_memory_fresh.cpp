@@ -5,6 +5,7 @@
 #include "core/host_clock.hpp"
 #include "core/units.hpp"
 #include "measure/check_log.hpp"
+#include "measure/thp_fault_conditions.hpp"
 #include "placement/buffer_checks.hpp"
 #include "placement/memory_lock.hpp"
 #include "placement/smaps.hpp"
@@ -24,6 +25,9 @@ class FreshBufferBench final : public CaseBench {
     // time instead of a failure in the middle of the repetitions.
     buffer_.emplace(p_.buffer());
     mapped_ = buffer_->mapped_size();
+    // Only THP faults take free 2 MiB blocks from the buddy allocator: 4 KiB faults do not need
+    // them, and hugetlb pages come from the pool reserved beforehand.
+    if (p_.page == PageType::kThp) thp_.emplace(p_.mem_node, mapped_ / page_bytes_);
     if (p_.measure == Measure::kMlock) {
       buffer_->touch();
       MemoryLock probe(buffer_->data(), mapped_);  // a refused lock skips the case here
@@ -41,10 +45,10 @@ class FreshBufferBench final : public CaseBench {
 
   // One untimed cycle warms the kernel's allocation and zeroing paths; a sample is always one
   // buffer, so min_time does not size anything here.
-  void warm_up(double /*min_time*/) override { cycle(); }
+  void warm_up(double /*min_time*/) override { cycle(false); }
 
   Sample measure() override {
-    const double seconds = cycle();
+    const double seconds = cycle(true);
     if (!(seconds > 0.0)) {
       throw CaseFailure("the steady clock measured no time for " + std::string(action()) + " of " +
                         std::to_string(mapped_) + " bytes");
@@ -69,22 +73,38 @@ class FreshBufferBench final : public CaseBench {
     lock_ = MemoryLock();
   }
 
-  std::vector<Check> checks() const override { return log_.checks(); }
+  std::vector<Check> checks() const override {
+    std::vector<Check> all = log_.checks();
+    if (thp_) {
+      for (auto& c : thp_->checks()) all.push_back(std::move(c));
+    }
+    return all;
+  }
   std::uint64_t operations_per_sample() const override { return 1; }
   std::uint64_t bytes_per_sample() const override { return mapped_; }
 
  private:
   const char* action() const { return p_.measure == Measure::kMlock ? "mlock" : "first touch"; }
 
-  // Maps a fresh buffer and times the first touch or the mlock of it.
-  double cycle() {
-    // The previous buffer goes first: two live copies could exceed memory or the hugetlb pool.
+  // Maps a fresh buffer and times the first touch or the mlock of it; `record`: a sample, whose
+  // THP fault conditions the checks report (the warm-up's are not).
+  double cycle(bool record) {
+    // The previous buffer goes first: two live copies could exceed memory or the hugetlb pool,
+    // and its freed pages are there for the compaction to use.
     lock_ = MemoryLock();
     buffer_.reset();
+    std::optional<ThpFaultConditions::Start> start;
+    if (thp_) start = thp_->before_sample();
     buffer_.emplace(p_.buffer());
-    if (p_.measure == Measure::kFirstTouch) return time_on_host([&] { buffer_->touch(); });
-    buffer_->touch();
-    return time_on_host([&] { lock_ = MemoryLock(buffer_->data(), mapped_); });
+    double seconds = 0;
+    if (p_.measure == Measure::kFirstTouch) {
+      seconds = time_on_host([&] { buffer_->touch(); });
+    } else {
+      buffer_->touch();
+      seconds = time_on_host([&] { lock_ = MemoryLock(buffer_->data(), mapped_); });
+    }
+    if (thp_ && record) thp_->after_sample(*start);
+    return seconds;
   }
 
   HostMemoryParams p_;
@@ -93,6 +113,8 @@ class FreshBufferBench final : public CaseBench {
   std::optional<HostBuffer> buffer_;
   std::uint64_t mapped_ = 0;
   MemoryLock lock_;  // after the buffer: unlocked before it is unmapped
+  // THP cases only.
+  std::optional<ThpFaultConditions> thp_;
   CheckLog log_;
 };
 

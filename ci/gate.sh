@@ -19,7 +19,7 @@ baselines="$root/ci/baselines"
 result=""
 junit="pathbench-junit.xml"
 json="pathbench-compare.json"
-confirm=2
+confirm=-1  # sized to the gate's --false-alarm target (pathbench gate --help)
 extra=()
 while (($#)); do
   case "$1" in

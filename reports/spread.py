@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Print a pathbench baseline's between-run spread per gated metric as a Markdown table: how far
-each metric's run medians wander on an unchanged node, against the threshold that gates it.
-Use it to choose a scenario's gate block (a threshold below the spread is "not gateable").
+each metric's run medians wander on an unchanged node, next to the ceiling a gate block (or the
+class) sets. The gate derives each threshold from this spread (about 3.2-3.5 x it, more for
+heavy-tailed host metrics); a spread above the ceiling is certainly "not gateable". The exact
+threshold and the smallest change the gate detects per metric are what `pathbench baseline
+promote` and `pathbench baseline update` print.
 
     python3 reports/spread.py ci/baselines/NODE.json [--all-metrics] [--filter REGEX]
 
@@ -27,16 +30,17 @@ from typing import Any, Callable  # noqa: E402
 import pathbench_result_file as rf  # noqa: E402  (reports/lib, put on sys.path above)
 
 PROG = "spread.py"
-DEFAULT_THRESHOLD_PCT = 5.0
+# The class ceilings (compare/gate_rule.hpp) where a gate block sets none.
+CLASS_CEILING_PCT = {"device": 15.0, "host": 100.0}
 
 
 def _pct(v: Any) -> bool:
     return rf.is_number(v) and 0 < v <= 1000
 
 
-def threshold_for(gate: Any, metric: str) -> float:
+def ceiling_for(gate: Any, metric: str, timing_class: str) -> float:
     _, threshold = rf.gate_entry(gate, metric)
-    return threshold if threshold is not None and _pct(threshold) else DEFAULT_THRESHOLD_PCT
+    return threshold if threshold is not None and _pct(threshold) else CLASS_CEILING_PCT.get(timing_class, 100.0)
 
 
 def gated(case: Any) -> list[str]:
@@ -62,7 +66,7 @@ def rows(baseline: Any, keep: Callable[[str], bool] | None, all_metrics: bool) -
             # is the one that matters (README "Gating a tail percentile").
             statistic, _ = rf.gate_entry(case.gate, name)
             label = name if statistic == "median" else f"{name} ({statistic})"
-            threshold = threshold_for(case.gate, name)
+            threshold = ceiling_for(case.gate, name, metric.timing_class)
             view = metric.statistic_view(statistic)
             if view is None:
                 out.append([case.id, label, metric.timing_class, "n/a", "n/a", f"{threshold:g} %",
@@ -75,7 +79,7 @@ def rows(baseline: Any, keep: Callable[[str], bool] | None, all_metrics: bool) -
             elif spread > threshold:
                 verdict = "**not gateable**"
             else:
-                verdict = f"gateable (x{threshold / spread:.1f})" if spread > 0 else "gateable"
+                verdict = f"spread {spread / threshold:.0%} of the ceiling"
             out.append([case.id, label, metric.timing_class, f"{metric.center:.4g} {metric.unit}",
                         "n/a" if spread is None else f"{spread:.2f} %", f"{threshold:g} %", verdict])
     return out
@@ -101,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Between-run spread of {cell(baseline.node_type or 'unknown node type')}, {baseline.runs} runs "
           "(spread: the larger of 1.4826 x MAD and the standard deviation of the run medians, relative to "
           "their median)\n")
-    print("| case | metric | timed by | median of run medians | spread | threshold | |")
+    print("| case | metric | timed by | median of run medians | spread | ceiling | |")
     print("|---|---|---|---|---|---|---|")
     for row in table:
         print("| " + " | ".join(cell(c) for c in row) + " |")

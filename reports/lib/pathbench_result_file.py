@@ -629,8 +629,12 @@ class _Reader:
             if not (pct > 0) or pct > 1000:
                 self.fail(where, f"expected a percentage in (0, 1000], found {_dump(value)}")
 
+        def boolean(value: Any, where: str) -> None:
+            if not isinstance(value, bool):
+                self.fail(where, f"expected true or false, found {_dump(value)}")
+
         def entry(value: Any, where: str) -> None:
-            # A metric's entry: a percentage, or {"statistic": ..., "threshold_pct": ...}
+            # A metric's entry: a percentage, or {"statistic": ..., "threshold_pct": ..., "fixed": ...}
             # (result/gate_block.cpp).
             if is_number(value):
                 percent(value, where)
@@ -648,18 +652,22 @@ class _Reader:
                 elif key == "statistic":
                     if not isinstance(x, str) or x not in GATE_STATISTICS:
                         self.fail(field_at, f"expected one of {GATE_STATISTIC_NAMES}, found {_dump(x)}")
+                elif key == "fixed":
+                    boolean(x, field_at)
                 else:
-                    self.fail(field_at, "unknown field (known fields: statistic, threshold_pct)")
+                    self.fail(field_at, "unknown field (known fields: statistic, threshold_pct, fixed)")
 
         for key, value in v.items():
             where = f"{at}/{pointer_token(key)}"
             if key == "threshold_pct":
                 percent(value, where)
+            elif key == "fixed":
+                boolean(value, where)
             elif key == "metrics":
                 for name, e in self.object(value, where).items():
                     entry(e, f"{where}/{pointer_token(name)}")
             else:
-                self.fail(where, "unknown field (known fields: threshold_pct, metrics)")
+                self.fail(where, "unknown field (known fields: threshold_pct, fixed, metrics)")
 
     def metric(self, v: Any, at: str) -> None:
         self.object(v, at)

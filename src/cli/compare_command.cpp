@@ -9,7 +9,10 @@
 
 #include "cli/commands.hpp"
 #include "compare/baseline.hpp"
+#include "compare/baseline_update.hpp"
 #include "compare/compare.hpp"
+#include "compare/gate_capability.hpp"
+#include "compare/gate_rule.hpp"
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
 #include "core/sha256.hpp"
@@ -44,14 +47,15 @@ CompareOptions compare_options(const JudgeCliOptions& options) {
   if (!(options.alpha > 0 && options.alpha < 1)) {
     throw InputError::option("--alpha", "must be in (0, 1)");
   }
-  // The range of a gate block's thresholds (result/gate_block.hpp): inf or 1e400 would gate nothing.
-  if (!std::isfinite(options.threshold_pct) || !(options.threshold_pct > 0) ||
+  // The range of a gate block's thresholds (result/gate_block.hpp): inf or 1e400 would gate
+  // nothing. 0 (the default): the class ceilings.
+  if (!std::isfinite(options.threshold_pct) || options.threshold_pct < 0 ||
       options.threshold_pct > kMaxGatePercent) {
     char found[64];
     std::snprintf(found, sizeof found, "%g", options.threshold_pct);
     throw InputError::option("--threshold",
                              std::string("expected a percentage in (0, 1000], as a gate block's "
-                                         "threshold_pct, found ") +
+                                         "threshold_pct (0: the class ceilings), found ") +
                                  found);
   }
   if (!(options.k >= 0 && options.k <= 100)) {
@@ -66,6 +70,14 @@ CompareOptions compare_options(const JudgeCliOptions& options) {
   CompareOptions compare;
   compare.alpha = options.alpha;
   compare.default_threshold_pct = options.threshold_pct;
+  if (options.min_runs_host < 1 || options.min_runs_host > 1000) {
+    throw InputError::option("--min-runs-host", "must be in [1, 1000]");
+  }
+  compare.min_runs_heavy = static_cast<std::size_t>(options.min_runs_host);
+  if (options.min_machines_host < 1 || options.min_machines_host > 1000) {
+    throw InputError::option("--min-machines-host", "must be in [1, 1000]");
+  }
+  compare.min_machines_heavy = static_cast<std::size_t>(options.min_machines_host);
   compare.k = options.k;
   compare.allow_noisy = options.allow_noisy;
   compare.allow_few_samples = options.allow_few_samples;
@@ -137,6 +149,41 @@ std::vector<std::string> rerun_argv(const Result& result, const RunContext& ctx,
   return argv;
 }
 
+// The re-runs that keep an unchanged node's chance to fail the whole gate under `target`: the
+// target is shared out over the gated metrics, and each suspect's own chance to show up on one
+// unchanged run (its false_alarm_per_run) says how many re-runs its confirmation needs
+// (compare/gate_rule.hpp, README "Confirmation").
+int confirmation_reruns(const Comparison& comparison, double target) {
+  constexpr int kMaxAutoReruns = 6;
+  std::size_t gated = 0;
+  for (const auto& k : comparison.cases) {
+    for (const auto& m : k.metrics) {
+      gated += m.verdict != Verdict::kUnstable && m.verdict != Verdict::kMissing &&
+               m.verdict != Verdict::kInsufficient && m.verdict != Verdict::kAcross;
+    }
+  }
+  const double per_metric = target / static_cast<double>(std::max<std::size_t>(gated, 1));
+  int reruns = 1;
+  double worst_p = 0;
+  for (const auto& k : comparison.cases) {
+    for (const auto& m : k.metrics) {
+      if (m.verdict != Verdict::kRegression) continue;
+      worst_p = std::max(worst_p, m.false_alarm_per_run);
+      reruns =
+          std::max(reruns, reruns_for_target(m.false_alarm_per_run, per_metric, kMaxAutoReruns));
+    }
+  }
+  std::fprintf(stderr,
+               "pathbench gate: %d re-run%s: keeps an unchanged node's chance to fail under %.2g "
+               "(--false-alarm) over %zu gated metrics (%.2g each; a suspect shows on one "
+               "unchanged run with p <= %.3g, and must show in the majority of the runs)%s\n",
+               reruns, reruns == 1 ? "" : "s", target, gated, per_metric, worst_p,
+               confirmed_false_alarm(worst_p, reruns) > per_metric
+                   ? "; the target is out of reach within 6 re-runs: grow the baseline"
+                   : "");
+  return reruns;
+}
+
 }  // namespace
 
 int compare_command(const CompareCliOptions& options) {
@@ -162,8 +209,11 @@ int compare_command(const CompareCliOptions& options) {
 
 int gate_command(const GateCliOptions& options) {
   const CompareOptions compare = compare_options(options);
-  if (options.confirm < 0 || options.confirm > 20) {
-    throw InputError::option("--confirm", "must be in [0, 20]");
+  if (options.confirm < -1 || options.confirm > 20) {
+    throw InputError::option("--confirm", "must be in [0, 20], or -1 (sized to --false-alarm)");
+  }
+  if (!(options.false_alarm > 0 && options.false_alarm < 1)) {
+    throw InputError::option("--false-alarm", "must be in (0, 1)");
   }
   const Result result = load_result(options.result);
   const RunContext context = RunContext::from_json(result.context, options.result);
@@ -186,7 +236,10 @@ int gate_command(const GateCliOptions& options) {
   const auto suspects = suspect_case_ids(comparison);
   const bool judged =
       comparison.incomparable.empty() && (comparison.noise.empty() || comparison.allow_noisy);
-  if (!suspects.empty() && options.confirm > 0 && judged) {
+  const int confirm = options.confirm >= 0 || suspects.empty()
+                          ? std::max(options.confirm, 0)
+                          : confirmation_reruns(comparison, options.false_alarm);
+  if (!suspects.empty() && confirm > 0 && judged) {
     if (const std::string obstacle = rerun_obstacle(result); !obstacle.empty()) {
       std::fprintf(stderr,
                    "pathbench gate: cannot confirm %zu suspect case%s: %s; they stay "
@@ -203,11 +256,11 @@ int gate_command(const GateCliOptions& options) {
       if (ec)
         throw InputError(dir.string(), "", "cannot create the re-run folder: " + ec.message());
       std::vector<Result> reruns;
-      for (int i = 1; i <= options.confirm; ++i) {
+      for (int i = 1; i <= confirm; ++i) {
         const auto out = dir / ("rerun-" + std::to_string(i) + ".json");
         std::fprintf(stderr,
                      "pathbench gate: re-run %d of %d: %zu suspect case%s in a fresh process\n", i,
-                     options.confirm, suspects.size(), suspects.size() == 1 ? "" : "s");
+                     confirm, suspects.size(), suspects.size() == 1 ? "" : "s");
         SubprocessOptions sub;
         sub.timeout = std::chrono::seconds(options.rerun_timeout_s);
         const auto started = std::chrono::steady_clock::now();
@@ -234,6 +287,44 @@ int gate_command(const GateCliOptions& options) {
   return report(comparison, options);
 }
 
+namespace {
+
+// Atomically (save_baseline): an error names the file, a full disk stays DiskFull (exit 2).
+void write_baseline(const std::filesystem::path& target, const Baseline& baseline) {
+  try {
+    save_baseline(target, baseline);
+  } catch (const DiskFull&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(target.string(), "", std::string("cannot write the baseline: ") + e.what());
+  }
+}
+
+// What `baseline promote` and `baseline update` print once the baseline is written.
+void print_baseline_summary(const Baseline& baseline, const std::filesystem::path& target) {
+  std::size_t ok = 0, metrics = 0;
+  for (const auto& c : baseline.cases) {
+    if (c.status != CaseStatus::kOk) continue;
+    ++ok;
+    metrics += c.metrics.size();
+  }
+  std::printf("baseline for \"%s\": %s (%zu run%s, %zu ok cases, %zu metrics)\n",
+              printable_text(baseline.node_type).c_str(), target.c_str(), baseline.runs.size(),
+              baseline.runs.size() == 1 ? "" : "s", ok, metrics);
+  if (baseline.runs.size() < kMinRunsForSpread) {
+    std::printf(
+        "note: with %zu run%s the between-run spread is unknown; the gate uses conservative "
+        "per-class defaults. Promote at least %zu runs (several back-to-back runs of one node, or "
+        "runs of several nodes of this type) to gate on measured spread.\n",
+        baseline.runs.size(), baseline.runs.size() == 1 ? "" : "s", kMinRunsForSpread);
+  }
+  // What the gate will detect on this node type: shown now, not at the first failure.
+  const std::string table = gate_capability_text(gate_capability(baseline, CompareOptions{}));
+  std::fputs(printable_lines(table, {}).c_str(), stdout);
+}
+
+}  // namespace
+
 int baseline_promote_command(const BaselineCliOptions& options) {
   std::vector<Result> results;
   for (const auto& f : options.results) results.push_back(load_result(f));
@@ -258,42 +349,41 @@ int baseline_promote_command(const BaselineCliOptions& options) {
                      "a baseline for this node type exists; pass --force to replace it");
   }
   std::filesystem::create_directories(target.parent_path(), ec);
+  write_baseline(target, baseline);
+  print_baseline_summary(baseline, target);
+  return 0;
+}
+
+int baseline_update_command(const BaselineUpdateCliOptions& options) {
+  if (options.keep < 1) {
+    throw InputError::option("--keep", "must be at least 1 (the newest runs to keep)");
+  }
+  const std::filesystem::path target(options.baseline);
+  // Read as a baseline only: a result would be read as a one-run baseline (load_baseline) and
+  // replaced by one without a word.
+  const Baseline current = baseline_from_json(load_json_document(target), target.string());
+  std::vector<Result> results;
+  for (const auto& f : options.results) results.push_back(load_result(f));
+  PromoteOptions promote;
+  promote.allow_noisy = options.allow_noisy;
+  BaselineUpdate update;
   try {
-    save_baseline(target, baseline);
-  } catch (const DiskFull&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw InputError(target.string(), "", std::string("cannot write the baseline: ") + e.what());
+    update = update_baseline(current, target.string(), std::move(results), options.results,
+                             static_cast<std::size_t>(options.keep), promote);
+  } catch (const PromoteError& e) {
+    std::fprintf(stderr, "pathbench: error: %s\n", e.what());
+    return e.exit_code();
   }
-  std::size_t ok = 0, metrics = 0;
-  for (const auto& c : baseline.cases) {
-    if (c.status != CaseStatus::kOk) continue;
-    ++ok;
-    metrics += c.metrics.size();
-  }
-  std::printf("baseline for \"%s\": %s (%zu run%s, %zu ok cases, %zu metrics)\n",
-              printable_text(baseline.node_type).c_str(), target.c_str(), baseline.runs.size(),
-              baseline.runs.size() == 1 ? "" : "s", ok, metrics);
-  if (baseline.runs.size() < kMinRunsForSpread) {
-    std::printf(
-        "note: with %zu run%s the between-run spread is unknown; the gate uses conservative "
-        "per-class defaults. Promote at least %zu runs (several back-to-back runs of one node, or "
-        "runs of several nodes of this type) to gate on measured spread.\n",
-        baseline.runs.size(), baseline.runs.size() == 1 ? "" : "s", kMinRunsForSpread);
-  } else {
-    // The widest spreads decide what can be gated: show them now, not at the first failure.
-    std::vector<std::pair<double, std::string>> widest;
-    for (const auto& c : baseline.cases) {
-      for (const auto& m : c.metrics) {
-        widest.emplace_back(m.between.spread_pct, printable_text(m.name + " " + c.id));
-      }
-    }
-    std::sort(widest.rbegin(), widest.rend());
-    std::printf("widest between-run spreads (relative spread of the run medians):\n");
-    for (std::size_t i = 0; i < widest.size() && i < 5; ++i) {
-      std::printf("  %6.2f %%  %s\n", widest[i].first, widest[i].second.c_str());
-    }
-  }
+  write_baseline(target, update.baseline);
+  const auto say = [](const char* what, const BaselineRunRef& run, const char* why) {
+    std::printf("%s %s (host %s, started %s)%s\n", what, printable_text(run.file).c_str(),
+                printable_text(run.hostname).c_str(), printable_text(run.start_time).c_str(), why);
+  };
+  const std::string older = ": older than the newest " + std::to_string(options.keep) + " runs";
+  for (const auto& run : update.added) say("added", run, "");
+  for (const auto& run : update.too_old) say("not added", run, older.c_str());
+  for (const auto& run : update.dropped) say("dropped", run, older.c_str());
+  print_baseline_summary(update.baseline, target);
   return 0;
 }
 

@@ -109,8 +109,20 @@ int main(int argc, char** argv) {
                     "baseline's run-to-run spread, and the samples (Mann-Whitney U)")
         ->capture_default_str();
     cmd->add_option("--threshold", o.threshold_pct,
-                    "Default regression threshold in percent of the median (a scenario's gate "
-                    "block overrides it)")
+                    "Ceiling in percent for metrics whose gate block sets none: thresholds are "
+                    "derived from the baseline's between-run spread, and a metric that would need "
+                    "a wider one is reported not gateable (0: the class ceilings, 15 % for "
+                    "device-timed and 100 % for host-timed metrics)")
+        ->capture_default_str();
+    cmd->add_option("--min-runs-host", o.min_runs_host,
+                    "Baseline runs a host-timed metric (page faults, pinning, pageable copies: "
+                    "heavy-tailed between runs) needs before it is gated; with fewer it is "
+                    "reported not gated, never guessed")
+        ->capture_default_str();
+    cmd->add_option("--min-machines-host", o.min_machines_host,
+                    "Machines (host name and GPU UUIDs) a host-timed metric's baseline runs must "
+                    "come from before it is gated: such costs move between machines of a type "
+                    "more than between runs of one (1: gate a single node against its own runs)")
         ->capture_default_str();
     cmd->add_option("--spread-k", o.k,
                     "A move must also exceed this many times the baseline's between-run spread")
@@ -198,12 +210,21 @@ int main(int argc, char** argv) {
   auto* gate_cmd = app.add_subcommand(
       "gate",
       "The hardware-CI gate: compare RESULT with the baseline of its node type, re-run the "
-      "suspect cases --confirm times in fresh processes, and fail only on regressions that "
-      "reproduce in the majority of all runs (others are reported as flaky). Exit codes as "
+      "suspect cases in fresh processes (as often as --false-alarm needs, or --confirm times), "
+      "and fail only on regressions that reproduce in the majority of all runs (others are "
+      "reported as flaky). Exit codes as "
       "compare; 2 also when the node type has no baseline yet (the floors are still checked)");
   gate_cmd->add_option("result", gate.result, "A result file")->required();
   gate_cmd->add_option("--baselines", gate.baselines, "Baselines folder")->capture_default_str();
-  gate_cmd->add_option("--confirm", gate.confirm, "Re-runs of the suspect cases (0: none)")
+  gate_cmd
+      ->add_option("--confirm", gate.confirm,
+                   "Re-runs of the suspect cases (0: none; -1: as many as --false-alarm needs, "
+                   "1 to 6, from each suspect's chance to show up on an unchanged run)")
+      ->capture_default_str();
+  gate_cmd
+      ->add_option("--false-alarm", gate.false_alarm,
+                   "Chance an unchanged node may fail the gate, shared out over the gated "
+                   "metrics; sizes the re-runs when --confirm is -1")
       ->capture_default_str();
   gate_cmd->add_option("--rerun-dir", gate.rerun_dir,
                        "Where the re-runs' results go (default: <result>.reruns/ beside it)");
@@ -225,6 +246,25 @@ int main(int argc, char** argv) {
   promote_cmd->add_flag("--force", baseline.force, "Replace an existing baseline");
   promote_cmd->add_flag("--allow-noisy", baseline.allow_noisy,
                         "Accept runs taken under noise (refused by default, exit 2)");
+  cli::BaselineUpdateCliOptions update;
+  auto* update_cmd = baseline_cmd->add_subcommand(
+      "update",
+      "Add finished results to an existing baseline file (pathbench.baseline/v1) and keep only "
+      "its newest --keep runs by start time, recomputing the between-run spread from them; the "
+      "file is rewritten atomically. Every run, the baseline's own included, is checked as "
+      "promote checks it, and what promote refuses is refused (writing nothing) with its exit "
+      "codes: a failed case, an unfinished run, too few samples, other cases, a run the baseline "
+      "already holds (3); another node type or topology, a run taken under noise (2). Prints a "
+      "line per run added and per run dropped, then promote's summary");
+  update_cmd->add_option("baseline", update.baseline, "The baseline file to update")->required();
+  update_cmd->add_option("results", update.results, "Result files to add")->required();
+  update_cmd
+      ->add_option("--keep", update.keep,
+                   "Keep the newest N runs (at least 1); older ones are dropped from the baseline")
+      ->type_name("N")
+      ->capture_default_str();
+  update_cmd->add_flag("--allow-noisy", update.allow_noisy,
+                       "Accept runs taken under noise (refused by default, exit 2)");
   auto* path_cmd = baseline_cmd->add_subcommand(
       "path", "Print the baseline file RESULT's node type is compared with (exit 2 if none)");
   path_cmd->add_option("result", baseline.results, "A result file")->required()->expected(1);
@@ -358,6 +398,7 @@ int main(int argc, char** argv) {
     if (*gate_cmd) return cli::gate_command(gate);
     if (*fleet_cmd) return cli::fleet_command(fleet);
     if (*promote_cmd) return cli::baseline_promote_command(baseline);
+    if (*update_cmd) return cli::baseline_update_command(update);
     if (*path_cmd) return cli::baseline_path_command(baseline);
     if (*export_cmd) return cli::export_command(export_result, export_prometheus);
     if (*stress_cmd) return cli::stress_command(stress);

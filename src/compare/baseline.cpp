@@ -72,6 +72,38 @@ std::optional<BaselineMetric> statistic_view(const BaselineMetric& m, std::strin
   return view;
 }
 
+namespace {
+
+std::string machine_key(const RunContext& ctx) {
+  std::vector<std::string> uuids;
+  for (const auto& g : ctx.gpus) uuids.push_back(g.uuid.value_or(""));
+  std::sort(uuids.begin(), uuids.end());
+  std::string key = ctx.hostname.value_or("");
+  for (const auto& u : uuids) key += "\n" + u;
+  return key;
+}
+
+}  // namespace
+
+std::vector<std::size_t> run_machines_of(const Baseline& b) {
+  if (b.run_contexts.size() != b.runs.size()) return {};
+  std::map<std::string, std::size_t> index;
+  std::vector<std::size_t> out;
+  for (const auto& ctx : b.run_contexts) {
+    out.push_back(index.try_emplace(machine_key(ctx), index.size()).first->second);
+  }
+  return out;
+}
+
+std::size_t machines_of(const Baseline& b) {
+  std::set<std::string> machines;
+  for (const auto& ctx : b.run_contexts) machines.insert(machine_key(ctx));
+  if (machines.empty()) {
+    for (const auto& r : b.runs) machines.insert(r.hostname);
+  }
+  return machines.size();
+}
+
 std::vector<double> BaselineMetric::pooled_samples() const {
   std::vector<double> all;
   for (const auto& r : runs) all.insert(all.end(), r.samples.begin(), r.samples.end());
@@ -205,15 +237,20 @@ void finish(Baseline& b) {
 
 Baseline build_baseline(const std::vector<Result>& results, const std::vector<std::string>& files,
                         const PromoteOptions& options) {
+  std::vector<RunContext> contexts;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    contexts.push_back(context_of(results[i], files[i]));
+  }
+  return build_baseline(results, files, contexts, options);
+}
+
+Baseline build_baseline(const std::vector<Result>& results, const std::vector<std::string>& files,
+                        const std::vector<RunContext>& contexts, const PromoteOptions& options) {
   if (results.empty()) throw PromoteError(3, "baseline promote", "", "no result given");
   const auto refuse = [](int code, const std::string& file, const std::string& pointer,
                          const std::string& what) {
     throw PromoteError(code, file, pointer, what);
   };
-  std::vector<RunContext> contexts;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    contexts.push_back(context_of(results[i], files[i]));
-  }
   const std::string node_type = contexts.front().node_type.value_or("");
   const std::string fingerprint = contexts.front().topology_fingerprint.value_or("");
   for (std::size_t i = 0; i < results.size(); ++i) {

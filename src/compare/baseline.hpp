@@ -130,6 +130,18 @@ class PromoteError : public InputError {
 // types or fingerprints, a run taken under noise without allow_noisy (exit 2).
 Baseline build_baseline(const std::vector<Result>& results, const std::vector<std::string>& files,
                         const PromoteOptions& options);
+// The same with each result's context already read (contexts[i] is results[i]'s): a baseline's
+// runs carry theirs as their files held it, and are built again with new results by
+// update_baseline (compare/baseline_update.hpp).
+Baseline build_baseline(const std::vector<Result>& results, const std::vector<std::string>& files,
+                        const std::vector<RunContext>& contexts, const PromoteOptions& options);
+
+// How many machines the baseline's runs come from: distinct host names with their GPUs' UUIDs
+// (cloud VMs of one image share a host name; their GPUs do not).
+std::size_t machines_of(const Baseline& b);
+// Each run's machine as an index (0, 1, ... in order of first appearance), aligned with
+// Baseline::runs; empty when the baseline holds no per-run contexts.
+std::vector<std::size_t> run_machines_of(const Baseline& b);
 
 // A single result read as a one-run baseline (the spread is unknown): older baselines were
 // results, and `compare A B` still takes one.

@@ -53,10 +53,6 @@ const nlohmann::ordered_json& gate_of(const BaselineCase& baseline, const CaseRe
   return result.gate.is_object() ? result.gate : baseline.gate;
 }
 
-double threshold_for(const MetricGate& gate, double default_pct) {
-  return gate.threshold_pct.value_or(default_pct);
-}
-
 std::vector<std::string> gated_metrics(const BaselineCase& baseline, const CaseResult& result) {
   return gated_metric_names(
       baseline.metrics.empty() ? std::string() : baseline.metrics.front().name,
@@ -85,7 +81,7 @@ Verdict verdict_of(RuleOutcome o) {
 // of the statistic `statistic` (statistic_view and gated_values).
 MetricComparison compare_metric(const BaselineMetric& b, std::span<const double> values,
                                 double result_median, const std::string& statistic,
-                                double threshold_pct, const CompareOptions& options) {
+                                const ThresholdSetting& threshold, const CompareOptions& options) {
   MetricComparison m;
   m.name = b.name;
   m.unit = b.unit;
@@ -98,14 +94,19 @@ MetricComparison compare_metric(const BaselineMetric& b, std::span<const double>
   m.n_baseline = 0;
   for (const auto& run : b.runs) m.n_baseline += run.samples.size();
   m.n_result = values.size();
-  m.threshold_pct = threshold_pct;
+  m.threshold_setting = threshold;
+  m.threshold_pct = threshold.pct.value_or(0);
   m.ratio = m.baseline_median != 0 ? result_median / m.baseline_median : 0;
   m.change_pct = m.baseline_median != 0 ? (m.ratio - 1) * 100 : 0;
   if (options.across) {
     m.verdict = Verdict::kAcross;
     return m;
   }
-  const RuleJudgement j = judge_metric(b, values, threshold_pct, options.rule());
+  const RuleJudgement j = judge_metric(b, values, threshold, options.rule());
+  m.threshold_pct = j.threshold_pct;
+  m.threshold_source = j.gate.source;
+  m.detectable_pct = j.gate.detectable_pct;
+  m.false_alarm_per_run = j.gate.false_alarm_per_run;
   m.verdict = verdict_of(j.outcome);
   m.reason = j.reason;
   m.p_value = j.p_within;
@@ -117,6 +118,19 @@ MetricComparison compare_metric(const BaselineMetric& b, std::span<const double>
 }
 
 }  // namespace
+
+ThresholdSetting threshold_setting_for(const MetricGate& gate, double default_pct) {
+  ThresholdSetting t;
+  t.fixed = gate.fixed;
+  if (gate.threshold_pct) {
+    t.pct = gate.threshold_pct;
+    t.origin = "the scenario's gate block";
+  } else if (default_pct > 0) {
+    t.pct = default_pct;
+    t.origin = "--threshold";
+  }
+  return t;
+}
 
 void settle_case_verdict(CaseComparison& c, bool across) {
   if (c.metrics.empty()) return;
@@ -177,7 +191,7 @@ CaseComparison compare_case(const BaselineCase& b, const CaseResult& r,
       missing(std::string("metric absent from the ") + (bm ? "result" : "baseline"));
       continue;
     }
-    const double threshold = threshold_for(entry, options.default_threshold_pct);
+    const ThresholdSetting threshold = threshold_setting_for(entry, options.default_threshold_pct);
     if (entry.median()) {
       c.metrics.push_back(
           compare_metric(*bm, rm->samples, rm->stats.median, entry.statistic, threshold, options));

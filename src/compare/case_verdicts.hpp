@@ -30,6 +30,10 @@ std::optional<std::span<const double>> gated_values(const MetricResult& m,
 std::string no_distribution_reason(const std::string& metric, std::string_view statistic,
                                    std::string_view side);
 
+// What a gate entry and the --threshold default say of a metric's threshold (a ceiling, or
+// fixed), with where it came from.
+ThresholdSetting threshold_setting_for(const MetricGate& gate, double default_pct);
+
 // The case's verdict from its metrics' (the worst one), or across when comparing node types.
 void settle_case_verdict(CaseComparison& c, bool across);
 

@@ -154,6 +154,9 @@ Comparison compare_results(const Baseline& baseline, const std::string& baseline
   for (const auto& r : result.cases) by_id.insert_or_assign(r.id, &r);  // the last of an id wins
   std::unordered_set<std::string_view> seen;
   seen.reserve(baseline.cases.size());
+  CompareOptions judged = options;
+  judged.baseline_machines = machines_of(baseline);
+  judged.run_machines = run_machines_of(baseline);
   c.cases.reserve(baseline.cases.size());
   for (const auto& b : baseline.cases) {
     seen.insert(b.id);
@@ -162,7 +165,7 @@ Comparison compare_results(const Baseline& baseline, const std::string& baseline
       c.cases.push_back({b.id, b.family, Verdict::kMissing, "not in the result", {}});
       continue;
     }
-    c.cases.push_back(compare_case(b, *it->second, options));
+    c.cases.push_back(compare_case(b, *it->second, judged));
   }
   for (const auto& r : result.cases) {
     if (seen.contains(r.id)) continue;

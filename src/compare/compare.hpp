@@ -36,7 +36,13 @@ int severity(Verdict v);
 
 struct CompareOptions {
   double alpha = 0.05;
-  double default_threshold_pct = 5.0;
+  // The ceiling (percent) for metrics whose gate block sets none; 0: the class ceilings
+  // (GateRuleOptions). Thresholds themselves are derived from the baseline (README "The rule").
+  double default_threshold_pct = 0;
+  std::size_t min_runs_heavy = 8;         // GateRuleOptions::min_runs_heavy
+  std::size_t min_machines_heavy = 3;     // GateRuleOptions::min_machines_heavy
+  std::size_t baseline_machines = 0;      // set from the baseline by compare_results
+  std::vector<std::size_t> run_machines;  // likewise (GateRuleOptions::run_machines)
   std::size_t min_samples = 5;     // below this on either side no statistical verdict is given
   bool across = false;             // compare different node types: ratios, no verdicts
   bool allow_noisy = false;        // judge results taken under noise instead of refusing (exit 2)
@@ -64,9 +70,16 @@ struct MetricComparison {
   Better better = Better::kHigher;
   Verdict verdict = Verdict::kPass;
   double baseline_median = 0, result_median = 0;
-  double change_pct = 0;  // (result - baseline) / baseline x 100
-  double ratio = 0;       // result / baseline
-  double threshold_pct = 0;
+  double change_pct = 0;     // (result - baseline) / baseline x 100
+  double ratio = 0;          // result / baseline
+  double threshold_pct = 0;  // the ceiling (or the fixed threshold) in force
+  ThresholdSetting threshold_setting;
+  // The threshold applied (effective_threshold_pct below) came from: derived, class_floor,
+  // unknown_spread, worst_run or fixed; the signed change it stands for (-1.4: a loss of 1.4 %
+  // or more is flagged); one unchanged run's chance to cross it (sizes the confirmation).
+  ThresholdSource threshold_source = ThresholdSource::kDerived;
+  double detectable_pct = 0;
+  double false_alarm_per_run = 0;
   std::optional<double> p_value;  // within runs: Mann-Whitney U, result vs the baseline's samples
   std::size_t n_baseline = 0, n_result = 0;
   std::string reason;

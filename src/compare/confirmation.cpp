@@ -78,7 +78,7 @@ void apply_confirmation(Comparison& c, const Baseline& baseline, const std::vect
                                                     ": " + rc->reason));
           continue;
         }
-        const RuleJudgement j = judge_metric(*bm, *values, m.threshold_pct, rule);
+        const RuleJudgement j = judge_metric(*bm, *values, m.threshold_setting, rule);
         conf.rerun_medians.push_back(j.result_median);
         conf.rerun_changes_pct.push_back(j.change_pct);
         if (j.outcome == RuleOutcome::kRegression) ++conf.reproduced;

@@ -31,6 +31,10 @@ ojson case_json(const CaseComparison& k) {
              {"ratio", m.ratio},
              {"threshold_pct", m.threshold_pct},
              {"effective_threshold_pct", m.effective_threshold_pct},
+             {"threshold_mode", m.threshold_setting.fixed ? "fixed" : "ceiling"},
+             {"threshold_source", to_string(m.threshold_source)},
+             {"detectable_change_pct", m.detectable_pct},
+             {"false_alarm_per_run", m.false_alarm_per_run},
              {"n_runs", m.n_runs},
              {"spread_pct", m.spread_pct},
              {"spread_known", m.spread_known},
@@ -67,8 +71,10 @@ ojson not_gateable_json(const std::string& id, const MetricComparison& m) {
                {"timing_class", to_string(m.timing_class)},
                {"spread_pct", m.spread_pct},
                {"threshold_pct", m.threshold_pct},
+               {"needed_threshold_pct", m.effective_threshold_pct},
                {"n_runs", m.n_runs},
-               {"change_pct", m.change_pct}};
+               {"change_pct", m.change_pct},
+               {"reason", m.reason}};
 }
 
 // Everything but the elements of "cases" and "not_gateable" (there, empty arrays), in order.

@@ -22,13 +22,14 @@ std::string describe_metric(const MetricComparison& m) {
   if (m.verdict == Verdict::kMissing) return metric_label(m) + ": " + m.reason;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "%s: %s: %s -> %s (%+.2f %%, threshold %.1f %%, applied %.2f %%, between-run "
+                "%s: %s: %s -> %s (%+.2f %%, ceiling %.1f %%, applied %.2f %% (%s), between-run "
                 "spread %.2f %%%s over %zu run%s, p = %s between runs, %s within, n = %zu/%zu)",
                 metric_label(m).c_str(), verdict_label(m).c_str(),
                 format_value(m.baseline_median, m.unit).c_str(),
                 format_value(m.result_median, m.unit).c_str(), m.change_pct, m.threshold_pct,
-                m.effective_threshold_pct, m.spread_pct, m.spread_known ? "" : " (default)",
-                m.n_runs, m.n_runs == 1 ? "" : "s", format_p(m.p_between).c_str(),
+                m.effective_threshold_pct, std::string(to_string(m.threshold_source)).c_str(),
+                m.spread_pct, m.spread_known ? "" : " (default)", m.n_runs,
+                m.n_runs == 1 ? "" : "s", format_p(m.p_between).c_str(),
                 format_p(m.p_value).c_str(), m.n_baseline, m.n_result);
   std::string text = buf;
   if (m.confirmation) {

@@ -61,10 +61,11 @@ void print_table(const Comparison& c, std::FILE* out, bool color) {
       const GateRuleOptions defaults;
       std::fprintf(out,
                    "the baseline has %zu run%s: the between-run spread is unknown, so the class "
-                   "defaults apply (device-timed %.1f %%, host-timed %.1f %%); promote at least "
-                   "%zu runs: pathbench baseline promote R1 R2 R3 ...\n",
+                   "default applies to device-timed metrics (%.1f %%) and host-timed metrics are "
+                   "not gated (%zu runs needed); promote at least %zu runs: pathbench baseline "
+                   "promote R1 R2 R3 ...\n",
                    c.baseline.runs, c.baseline.runs == 1 ? "" : "s",
-                   defaults.device.unknown_spread * 100, defaults.host.unknown_spread * 100,
+                   defaults.device.unknown_spread * 100, defaults.min_runs_heavy,
                    kMinRunsForSpread);
     }
   }
@@ -86,8 +87,8 @@ void print_table(const Comparison& c, std::FILE* out, bool color) {
       std::fprintf(out, "%-12s  %-14s  %14s  %14s  %8s  %s\n", "verdict", "metric", "baseline",
                    "result", "ratio", "case");
     } else {
-      std::fprintf(out, "%-26s  %-14s  %14s  %14s  %9s  %9s  %9s  %s\n", "verdict", "metric",
-                   "baseline", "result", "change", "applied", "p", "case");
+      std::fprintf(out, "%-26s  %-14s  %14s  %14s  %9s  %9s %-11s  %9s  %s\n", "verdict", "metric",
+                   "baseline", "result", "change", "applied", "(from)", "p", "case");
     }
   }
   // Skips are usually the same on both sides (no GPU, one NUMA node): one line per reason.
@@ -113,11 +114,12 @@ void print_table(const Comparison& c, std::FILE* out, bool color) {
       if (m.verdict == Verdict::kUnstable) continue;  // listed in their own section below
       char p[16] = "n/a";
       if (m.p_between) std::snprintf(p, sizeof p, "%.2g", *m.p_between);
-      std::fprintf(out, "%s%-26s%s  %-14s  %14s  %14s  %+8.2f%%  %8.1f%%  %9s  %s\n",
+      std::fprintf(out, "%s%-26s%s  %-14s  %14s  %14s  %+8.2f%%  %8.2f%% %-11s  %9s  %s\n",
                    paint(m.verdict), verdict_label(m).c_str(), reset, metric_label(m).c_str(),
                    format_value(m.baseline_median, m.unit).c_str(),
                    format_value(m.result_median, m.unit).c_str(), m.change_pct,
-                   m.effective_threshold_pct, p, k.id.c_str());
+                   m.effective_threshold_pct, std::string(to_string(m.threshold_source)).c_str(), p,
+                   k.id.c_str());
       if (!m.reason.empty() && m.verdict != Verdict::kPass) {
         std::fprintf(out, "                            %s\n", m.reason.c_str());
       }
@@ -146,16 +148,16 @@ void print_table(const Comparison& c, std::FILE* out, bool color) {
   const auto unstable = not_gateable(c, &ids);
   if (!unstable.empty()) {
     std::fprintf(out,
-                 "not gateable on this node type (between-run spread of the baseline above the "
-                 "threshold; reported, never failing):\n");
+                 "not gateable on this node type (spread beyond the ceiling, or too few baseline "
+                 "runs for a heavy-tailed metric; reported, never failing):\n");
     for (std::size_t i = 0; i < unstable.size(); ++i) {
       const auto& m = *unstable[i];
       std::fprintf(out,
-                   "  %s%-9s%s spread %6.2f %% > threshold %5.1f %%  (%s-timed, %zu runs, "
-                   "now %+.2f %%)  %s %s\n",
-                   paint(m.verdict), "unstable", reset, m.spread_pct, m.threshold_pct,
-                   std::string(to_string(m.timing_class)).c_str(), m.n_runs, m.change_pct,
-                   metric_label(m).c_str(), ids[i].c_str());
+                   "  %s%-9s%s spread %6.2f %%, needs %6.2f %% (ceiling %5.1f %%)  (%s-timed, %zu "
+                   "runs, now %+.2f %%)  %s %s\n    %s\n",
+                   paint(m.verdict), "unstable", reset, m.spread_pct, m.effective_threshold_pct,
+                   m.threshold_pct, std::string(to_string(m.timing_class)).c_str(), m.n_runs,
+                   m.change_pct, metric_label(m).c_str(), ids[i].c_str(), m.reason.c_str());
     }
   }
   for (const auto& f : c.floors) {

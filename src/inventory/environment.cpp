@@ -230,6 +230,13 @@ nlohmann::ordered_json gpu_json(const GpuEnvironment& gpu) {
   return j;
 }
 
+nlohmann::ordered_json vm_counters_json(const VmCounters& counters) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  vm_counter_fields(
+      [&](const char* name, VmCounter field) { j[name] = optional_json(counters.*field); });
+  return j;
+}
+
 // Typed access to one JSON object; every mismatch names its pointer.
 class Fields {
  public:
@@ -461,6 +468,10 @@ EnvironmentSample collect_environment_sample(const Inventory& inventory,
   } catch (const std::exception&) {
   }
   try {
+    sample.vmstat = read_vmstat(root);
+  } catch (const std::exception&) {
+  }
+  try {
     sample.gpus = sample_gpus(inventory, root);
   } catch (const std::exception&) {
   }
@@ -490,6 +501,7 @@ nlohmann::ordered_json to_json(const EnvironmentSample& sample) {
   }
   j["loadavg"] = optional_json(sample.loadavg);
   j["cpu_governors"] = sample.cpu_governors;
+  j["vmstat"] = sample.vmstat ? vm_counters_json(*sample.vmstat) : nlohmann::ordered_json(nullptr);
   auto& gpus = j["gpus"] = nlohmann::ordered_json::array();
   for (const auto& gpu : sample.gpus) gpus.push_back(gpu_json(gpu));
   return j;
@@ -533,6 +545,12 @@ EnvironmentSample environment_sample_from_json(const nlohmann::json& json,
       sample.cpu_governors.push_back((*governors)[i].get<std::string>());
     }
   }
+  if (const auto* vmstat = f.object("vmstat")) {
+    const Fields v(*vmstat, f.pointer("vmstat"));
+    VmCounters counters;
+    vm_counter_fields([&](const char* name, VmCounter field) { v.get(name, counters.*field); });
+    sample.vmstat = counters;
+  }
   if (const auto* gpus = f.array("gpus")) {
     for (std::size_t i = 0; i < gpus->size(); ++i) {
       sample.gpus.push_back(gpu_from_json((*gpus)[i], f.pointer("gpus") + "/" + std::to_string(i)));
@@ -570,6 +588,9 @@ nlohmann::ordered_json run_environment_json(const EnvironmentSample& start,
   j["other_gpu_processes"] =
       other ? nlohmann::ordered_json(true)
             : (all_listed ? nlohmann::ordered_json(false) : nlohmann::ordered_json(nullptr));
+  j["vmstat_over_run"] = vm_counters_json(start.vmstat && end && end->vmstat
+                                              ? vm_counter_difference(*start.vmstat, *end->vmstat)
+                                              : VmCounters{});
   return j;
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "inventory/inventory.hpp"
+#include "inventory/vmstat.hpp"
 
 namespace pathbench {
 
@@ -55,7 +56,10 @@ struct EnvironmentSample {
   std::optional<CpuTimes> cpu;
   std::optional<std::array<double, 3>> loadavg;  // 1, 5, 15 minutes
   std::vector<std::string> cpu_governors;        // distinct scaling_governor values, sorted
-  std::vector<GpuEnvironment> gpus;              // one per inventory GPU, in inventory order
+  // Compaction and THP fault counters since boot; their difference over the run says whether
+  // huge page faults stalled in compaction or fell back to 4 KiB pages while it measured.
+  std::optional<VmCounters> vmstat;
+  std::vector<GpuEnvironment> gpus;  // one per inventory GPU, in inventory order
 };
 
 // Share of all CPU time between two samples, in percent. busy excludes idle, iowait and steal:
@@ -81,10 +85,10 @@ std::optional<CpuShare> cpu_share(const CpuTimes& start, const CpuTimes& end);
 
 // ---- collection ---------------------------------------------------------------------------------
 
-// Reads <root>/proc/stat, proc/loadavg, sys/devices/system/cpu/cpu*/cpufreq/scaling_governor and,
-// for each GPU of the inventory, its AER counters and /proc/<pid>/comm of its processes. GPU
-// state comes from NVML (dlopen), else from nvidia-smi (fixed argv), else the GPU's source says
-// why there is none. Never throws.
+// Reads <root>/proc/stat, proc/loadavg, proc/vmstat,
+// sys/devices/system/cpu/cpu*/cpufreq/scaling_governor and, for each GPU of the inventory, its
+// AER counters and /proc/<pid>/comm of its processes. GPU state comes from NVML (dlopen), else
+// from nvidia-smi (fixed argv), else the GPU's source says why there is none. Never throws.
 EnvironmentSample collect_environment_sample(const Inventory& inventory,
                                              const std::filesystem::path& root = "/");
 
@@ -100,7 +104,8 @@ EnvironmentSample environment_sample_from_json(const nlohmann::json& json,
 // The result's context.environment: {"start", "end" (null while the run is in progress),
 // "cpu_share": {"steal_pct", "iowait_pct", "busy_pct"} (null values without both CPU samples),
 // "other_gpu_processes": true when any sample saw a GPU process that is not this one, false when
-// every sample listed every GPU's processes and saw none, else null}.
+// every sample listed every GPU's processes and saw none, else null, "vmstat_over_run": each
+// vmstat counter's increase from start to end (null without both values)}.
 nlohmann::ordered_json run_environment_json(const EnvironmentSample& start,
                                             const std::optional<EnvironmentSample>& end);
 

@@ -13,6 +13,7 @@
 
 #include "build_info.hpp"
 #include "cuda/cuda_probe.hpp"
+#include "inventory/buddyinfo.hpp"
 #include "inventory/cpulist.hpp"
 #include "inventory/fingerprint.hpp"
 #include "inventory/gpu_inventory.hpp"
@@ -93,6 +94,8 @@ Inventory collect_inventory(const InventoryOptions& options) {
     MemInfo memory = read_meminfo();
     inventory.mem_total_bytes = memory.mem_total_bytes;
     inventory.mem_available_bytes = memory.mem_available_bytes;
+    inventory.mem_free_bytes = memory.mem_free_bytes;
+    inventory.page_cache_bytes = memory.cached_bytes;
     inventory.hugepages_total = memory.hugepages_total;
     inventory.hugepages_free = memory.hugepages_free;
     inventory.hugepage_bytes = memory.hugepage_bytes;
@@ -100,6 +103,12 @@ Inventory collect_inventory(const InventoryOptions& options) {
     inventory.warnings.push_back(std::string("/proc/meminfo not understood: ") + e.what());
   }
   inventory.memlock_limit_bytes = memlock_limit_bytes();
+  inventory.vm_settings = read_vm_settings();
+  try {
+    inventory.free_memory = read_free_memory();
+  } catch (const std::invalid_argument& e) {
+    inventory.warnings.push_back(std::string("/proc/buddyinfo not understood: ") + e.what());
+  }
   DmiBios bios = read_dmi_bios();
   inventory.bios_vendor = bios.vendor;
   inventory.bios_version = bios.version;

@@ -10,9 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/gds_state.hpp"
+#include "inventory/buddyinfo.hpp"
 #include "inventory/iommu.hpp"
 #include "inventory/machine.hpp"
 #include "inventory/nvlink.hpp"
+#include "inventory/sysfs.hpp"
 #include "inventory/topology.hpp"
 
 namespace pathbench {
@@ -68,6 +70,12 @@ struct Inventory {
   std::uint64_t hugepages_total = 0, hugepages_free = 0, hugepage_bytes = 0;
   std::uint64_t mem_total_bytes = 0, mem_available_bytes = 0;
   std::uint64_t memlock_limit_bytes = 0;
+  // What a THP fault's cost depends on besides thp_defrag: the khugepaged and compaction
+  // settings, and, as the run starts, the page cache, the memory free outright, and per NUMA
+  // node the free memory in blocks a THP fits in (/proc/buddyinfo).
+  VmSettings vm_settings;
+  std::uint64_t mem_free_bytes = 0, page_cache_bytes = 0;
+  std::vector<NodeFreeMemory> free_memory;
   std::string kernel;
   std::string bios_vendor, bios_version, bios_date;
   IommuState iommu;

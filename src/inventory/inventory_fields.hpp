@@ -29,6 +29,14 @@ void inventory(Part& i, Visit&& visit) {
   visit("mem_total_bytes", i.mem_total_bytes);
   visit("mem_available_bytes", i.mem_available_bytes);
   visit("memlock_limit_bytes", i.memlock_limit_bytes);
+  visit("khugepaged_defrag", i.vm_settings.khugepaged_defrag);
+  visit("khugepaged_pages_to_scan", i.vm_settings.khugepaged_pages_to_scan);
+  visit("khugepaged_scan_sleep_millisecs", i.vm_settings.khugepaged_scan_sleep_millisecs);
+  visit("khugepaged_max_ptes_none", i.vm_settings.khugepaged_max_ptes_none);
+  visit("compaction_proactiveness", i.vm_settings.compaction_proactiveness);
+  visit("extfrag_threshold", i.vm_settings.extfrag_threshold);
+  visit("mem_free_bytes", i.mem_free_bytes);
+  visit("page_cache_bytes", i.page_cache_bytes);
   visit("kernel", i.kernel);
   visit("bios_vendor", i.bios_vendor);
   visit("bios_version", i.bios_version);
@@ -50,6 +58,14 @@ void numa_node(Part& n, Visit&& visit) {
   visit("id", n.id);
   visit("cpus", n.cpus);
   visit("memory_bytes", n.memory_bytes);
+}
+
+// One element of free_memory (/proc/buddyinfo, per NUMA node).
+template <typename Part, typename Visit>
+void free_memory(Part& n, Visit&& visit) {
+  visit("node", n.node);
+  visit("free_bytes", n.free_bytes);
+  visit("free_thp_block_bytes", n.free_thp_block_bytes);
 }
 
 template <typename Part, typename Visit>

@@ -167,6 +167,11 @@ Inventory inventory_from_json(const nlohmann::json& json) {
     inventory_fields::numa_node(node, JsonReader(element, at).reader());
     inventory.numa_nodes.push_back(std::move(node));
   });
+  r.each("free_memory", [&](const nlohmann::json& element, const std::string& at) {
+    NodeFreeMemory node;
+    inventory_fields::free_memory(node, JsonReader(element, at).reader());
+    inventory.free_memory.push_back(node);
+  });
   if (const auto* iommu = r.child("iommu"); iommu != nullptr && !iommu->is_null()) {
     inventory_fields::iommu(inventory.iommu, JsonReader(*iommu, "/iommu").reader());
   }

@@ -101,6 +101,11 @@ nlohmann::ordered_json to_json(const Inventory& inventory) {
     nodes.push_back(nlohmann::ordered_json::object());
     inventory_fields::numa_node(node, writer(nodes.back()));
   }
+  auto& free_memory = j["free_memory"] = nlohmann::ordered_json::array();
+  for (const auto& node : inventory.free_memory) {
+    free_memory.push_back(nlohmann::ordered_json::object());
+    inventory_fields::free_memory(node, writer(free_memory.back()));
+  }
   inventory_fields::iommu(inventory.iommu, writer(j["iommu"] = nlohmann::ordered_json::object()));
   inventory_fields::gds(inventory.gds, writer(j["gds"] = nlohmann::ordered_json::object()));
   auto& gpus = j["gpus"] = nlohmann::ordered_json::array();

@@ -77,6 +77,10 @@ MemInfo parse_meminfo(std::string_view text) {
       info.mem_total_bytes = parse_meminfo_value(key, value);
     } else if (key == "MemAvailable") {
       info.mem_available_bytes = parse_meminfo_value(key, value);
+    } else if (key == "MemFree") {
+      info.mem_free_bytes = parse_meminfo_value(key, value);
+    } else if (key == "Cached") {
+      info.cached_bytes = parse_meminfo_value(key, value);
     } else if (key == "HugePages_Total") {
       info.hugepages_total = parse_meminfo_value(key, value);
     } else if (key == "HugePages_Free") {
@@ -174,6 +178,24 @@ std::optional<int> read_numa_balancing(const std::filesystem::path& root) {
     return std::nullopt;
   }
   return static_cast<int>(*value);
+}
+
+VmSettings read_vm_settings(const std::filesystem::path& root) {
+  const auto integer = [&](std::string_view relative) -> std::optional<std::int64_t> {
+    auto text = read_file_if_present(under(root, relative));
+    return text ? parse_int(*text) : std::nullopt;
+  };
+  VmSettings s;
+  s.khugepaged_defrag = integer("sys/kernel/mm/transparent_hugepage/khugepaged/defrag");
+  s.khugepaged_pages_to_scan =
+      integer("sys/kernel/mm/transparent_hugepage/khugepaged/pages_to_scan");
+  s.khugepaged_scan_sleep_millisecs =
+      integer("sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs");
+  s.khugepaged_max_ptes_none =
+      integer("sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_none");
+  s.compaction_proactiveness = integer("proc/sys/vm/compaction_proactiveness");
+  s.extfrag_threshold = integer("proc/sys/vm/extfrag_threshold");
+  return s;
 }
 
 ProcStatus read_proc_self_status(const std::filesystem::path& root) {

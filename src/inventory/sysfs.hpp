@@ -16,6 +16,8 @@ namespace pathbench {
 struct MemInfo {
   std::uint64_t mem_total_bytes = 0;
   std::uint64_t mem_available_bytes = 0;
+  std::uint64_t mem_free_bytes = 0;  // MemFree: unused outright, unlike MemAvailable
+  std::uint64_t cached_bytes = 0;    // Cached: the page cache (tmpfs and shmem included)
   std::uint64_t hugepages_total = 0;
   std::uint64_t hugepages_free = 0;
   std::uint64_t hugepage_bytes = 0;  // Hugepagesize (default huge page size)
@@ -24,6 +26,17 @@ struct MemInfo {
 struct ProcStatus {
   std::vector<int> cpus_allowed;  // Cpus_allowed_list
   std::vector<int> mems_allowed;  // Mems_allowed_list
+};
+
+// The page allocator's settings that decide how hard a transparent huge page fault tries for a
+// free 2 MiB block (compacting in the fault path, or leaving it to khugepaged later); empty when
+// hidden (a container) or absent (compaction_proactiveness is Linux 5.9+).
+struct VmSettings {
+  // /sys/kernel/mm/transparent_hugepage/khugepaged/*
+  std::optional<std::int64_t> khugepaged_defrag, khugepaged_pages_to_scan,
+      khugepaged_scan_sleep_millisecs, khugepaged_max_ptes_none;
+  // /proc/sys/vm/*
+  std::optional<std::int64_t> compaction_proactiveness, extfrag_threshold;
 };
 
 struct DmiBios {
@@ -54,6 +67,7 @@ MemInfo read_meminfo(const std::filesystem::path& root = "/");
 std::string read_thp_enabled(const std::filesystem::path& root = "/");
 std::string read_thp_defrag(const std::filesystem::path& root = "/");
 std::optional<int> read_numa_balancing(const std::filesystem::path& root = "/");
+VmSettings read_vm_settings(const std::filesystem::path& root = "/");
 ProcStatus read_proc_self_status(const std::filesystem::path& root = "/");
 std::string read_cpu_model(const std::filesystem::path& root = "/");
 DmiBios read_dmi_bios(const std::filesystem::path& root = "/");

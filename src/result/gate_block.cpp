@@ -47,7 +47,10 @@ void check_gate_block(const ojson& gate, const std::string& file, const std::str
       throw InputError(file, at, "expected a percentage in (0, 1000], found " + text_of(v));
     }
   };
-  // One metric's entry: a percentage, or {"statistic": ..., "threshold_pct": ...}.
+  const auto boolean = [&](const ojson& v, const std::string& at) {
+    if (!v.is_boolean()) throw InputError(file, at, "expected true or false, found " + text_of(v));
+  };
+  // One metric's entry: a percentage, or {"statistic": ..., "threshold_pct": ..., "fixed": ...}.
   const auto entry = [&](const ojson& v, const std::string& at) {
     if (v.is_number()) {
       percent(v, at);
@@ -74,8 +77,11 @@ void check_gate_block(const ojson& gate, const std::string& file, const std::str
               file, field_at,
               "expected one of " + gate_statistic_names() + ", found " + text_of(value));
         }
+      } else if (key == "fixed") {
+        boolean(value, field_at);
       } else {
-        throw InputError(file, field_at, "unknown field (known fields: statistic, threshold_pct)");
+        throw InputError(file, field_at,
+                         "unknown field (known fields: statistic, threshold_pct, fixed)");
       }
     }
   };
@@ -83,6 +89,8 @@ void check_gate_block(const ojson& gate, const std::string& file, const std::str
     const std::string at = pointer + "/" + pointer_token(key);
     if (key == "threshold_pct") {
       percent(value, at);
+    } else if (key == "fixed") {
+      boolean(value, at);
     } else if (key == "metrics") {
       if (!value.is_object() || value.empty()) {
         throw InputError(file, at,
@@ -92,7 +100,7 @@ void check_gate_block(const ojson& gate, const std::string& file, const std::str
       }
       for (const auto& [metric, e] : value.items()) entry(e, at + "/" + pointer_token(metric));
     } else {
-      throw InputError(file, at, "unknown field (known fields: threshold_pct, metrics)");
+      throw InputError(file, at, "unknown field (known fields: threshold_pct, fixed, metrics)");
     }
   }
 }
@@ -102,6 +110,9 @@ MetricGate metric_gate(const ojson& gate, const std::string& metric) {
   if (!gate.is_object()) return g;
   if (const auto t = gate.find("threshold_pct"); t != gate.end() && t->is_number()) {
     g.threshold_pct = t->get<double>();
+  }
+  if (const auto f = gate.find("fixed"); f != gate.end() && f->is_boolean()) {
+    g.fixed = f->get<bool>();
   }
   const auto metrics = gate.find("metrics");
   if (metrics == gate.end() || !metrics->is_object()) return g;
@@ -116,6 +127,9 @@ MetricGate metric_gate(const ojson& gate, const std::string& metric) {
     }
     if (const auto s = e->find("statistic"); s != e->end() && s->is_string()) {
       g.statistic = s->get<std::string>();
+    }
+    if (const auto f = e->find("fixed"); f != e->end() && f->is_boolean()) {
+      g.fixed = f->get<bool>();
     }
   }
   return g;

@@ -9,20 +9,25 @@
 namespace pathbench {
 
 // A gate block, {"threshold_pct": 5, "metrics": {"round_trip_time": 20, "h2d_latency":
-// {"statistic": "p99", "threshold_pct": 50}}}: the percentages a metric may move the bad way
-// before the gate calls it a regression, and which statistic of the metric is judged. It is
+// {"statistic": "p99", "threshold_pct": 50}}}: which metrics are gated, which statistic of each is
+// judged, and an optional percentage per metric. The gate derives each metric's threshold from
+// the baseline's between-run spread; the percentage is a ceiling on it (a metric that would need
+// a wider threshold is reported not gateable), or with "fixed": true the threshold itself (the
+// fixed rule: that percentage, widened to k x the spread where that is wider). It is
 // written in a scenario, travels inside each case of a result and of a baseline, and is checked
 // by this one function wherever it is read, so that no reader takes a typo, a string or a
 // negative threshold as "no gate" or "always noise":
-//   - an object with only the fields threshold_pct and metrics;
+//   - an object with only the fields threshold_pct, fixed and metrics;
 //   - threshold_pct: a number in (0, kMaxGatePercent];
+//   - fixed: true or false (every metric's percentage is a fixed threshold, not a ceiling);
 //   - metrics: a non-empty object of metric name -> an entry, which is either
 //       a number in (0, kMaxGatePercent] (the metric's threshold; its samples are judged), or
-//       an object with the fields statistic and threshold_pct, at least one of them:
+//       an object with the fields statistic, threshold_pct and fixed, at least one of them:
 //         statistic: "median" (the samples, the default) or a name of kDistributionStatistics
 //                    (p50, p90, p99, p99.9, max: the per-repetition values of that statistic of
 //                    a per-operation metric's distribution are judged instead of its samples);
-//         threshold_pct: a number in (0, kMaxGatePercent] (absent: the block's threshold_pct).
+//         threshold_pct: a number in (0, kMaxGatePercent] (absent: the block's threshold_pct);
+//         fixed: true or false (absent: the block's fixed).
 // Anything else is an InputError(file, pointer of the offending field). (Which metric names a
 // scenario's cases record is the scenario reader's own check.)
 inline constexpr double kMaxGatePercent = 1000;
@@ -38,7 +43,8 @@ std::string gate_statistic_names();
 struct MetricGate {
   bool named = false;  // the block's metrics object names the metric
   std::string statistic{kMedianStatistic};
-  std::optional<double> threshold_pct;  // the metric's own threshold, else the block's
+  std::optional<double> threshold_pct;  // the metric's own percentage, else the block's
+  bool fixed = false;                   // the percentage is a fixed threshold, not a ceiling
   bool median() const { return statistic == kMedianStatistic; }
 };
 MetricGate metric_gate(const nlohmann::ordered_json& gate, const std::string& metric);

@@ -75,6 +75,10 @@ struct RunContext {
   Recorded<std::uint64_t> hugepages_total, hugepages_free, hugepage_bytes, memlock_limit_bytes;
   Recorded<std::vector<int>> cpuset, mems_allowed;
   Recorded<bool> cpuset_aligned_with_gpu;
+  // How hard a THP fault tries for a huge page before it falls back (null: hidden from the run).
+  Recorded<std::int64_t> khugepaged_defrag, khugepaged_pages_to_scan,
+      khugepaged_scan_sleep_millisecs, khugepaged_max_ptes_none, compaction_proactiveness,
+      extfrag_threshold;
   std::optional<IommuContext> iommu;  // empty when absent or null
   std::vector<GpuContext> gpus;
   std::vector<LinkContext> links;

@@ -82,6 +82,12 @@ void head(Part& c, Visit&& visit) {
   visit("cpuset", c.cpuset, Null::kRefused);
   visit("mems_allowed", c.mems_allowed, Null::kRefused);
   visit("cpuset_aligned_with_gpu", c.cpuset_aligned_with_gpu, Null::kAllowed);
+  visit("khugepaged_defrag", c.khugepaged_defrag, Null::kAllowed);
+  visit("khugepaged_pages_to_scan", c.khugepaged_pages_to_scan, Null::kAllowed);
+  visit("khugepaged_scan_sleep_millisecs", c.khugepaged_scan_sleep_millisecs, Null::kAllowed);
+  visit("khugepaged_max_ptes_none", c.khugepaged_max_ptes_none, Null::kAllowed);
+  visit("compaction_proactiveness", c.compaction_proactiveness, Null::kAllowed);
+  visit("extfrag_threshold", c.extfrag_threshold, Null::kAllowed);
 }
 
 // After the parts.

@@ -1,13 +1,15 @@
 // The /proc and sysfs text the inventory and the environment samples read: /proc/stat,
-// /proc/loadavg, aer_dev_* counters, /proc/meminfo, /proc/self/status, /proc/cpuinfo, one-integer
-// files, sysfs selectors ("always [madvise] never") and the IOMMU tokens of /proc/cmdline. Every
-// input goes to each parser. The environment and IOMMU parsers document that they never throw;
-// parse_meminfo and parse_proc_status throw std::invalid_argument for a value they cannot read.
+// /proc/loadavg, aer_dev_* counters, /proc/meminfo, /proc/self/status, /proc/cpuinfo,
+// /proc/buddyinfo, /proc/vmstat, one-integer files, sysfs selectors ("always [madvise] never")
+// and the IOMMU tokens of /proc/cmdline. Every input goes to each parser. The environment and
+// IOMMU parsers document that they never throw; parse_meminfo, parse_proc_status, parse_buddyinfo
+// and parse_vmstat throw std::invalid_argument for a value they cannot read.
 
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 
+#include "inventory/buddyinfo.hpp"
 #include "inventory/environment.hpp"
 #include "inventory/iommu.hpp"
 #include "inventory/sysfs.hpp"
@@ -37,6 +39,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::expect_only<std::invalid_argument>("parse_meminfo", [&] { (void)parse_meminfo(text); });
   fuzz::expect_only<std::invalid_argument>("parse_proc_status",
                                            [&] { (void)parse_proc_status(text); });
+  fuzz::expect_only<std::invalid_argument>("parse_buddyinfo", [&] {
+    (void)parse_buddyinfo(text, 4096, 9);
+    (void)parse_buddyinfo(text, std::uint64_t{1} << 62, 0);  // orders that overflow a byte count
+  });
+  fuzz::expect_only<std::invalid_argument>("parse_vmstat", [&] {
+    const VmCounters counters = parse_vmstat(text);
+    (void)vm_counter_difference(counters, VmCounters{});
+    (void)vm_counter_difference(VmCounters{}, counters);
+  });
   fuzz::expect_no_throw("iommu", [&] {
     const std::string tokens = iommu_cmdline_tokens(text);
     for (const auto groups : {std::optional<int>{}, std::optional<int>{0}, std::optional<int>{7}}) {

@@ -54,7 +54,12 @@ TEST(GateBlock, RefusesABadStatisticEntryNamingThePointer) {
        "p90, p99, p99.9, max, found null"},
       {R"({"metrics": {"h2d_latency": {"statistic": "p99", "threshold": 20}}})",
        "s.json: /scenarios/0/gate/metrics/h2d_latency/threshold: unknown field (known fields: "
-       "statistic, threshold_pct)"},
+       "statistic, threshold_pct, fixed)"},
+      {R"({"metrics": {"h2d_latency": {"statistic": "p99", "fixed": "yes"}}})",
+       "s.json: /scenarios/0/gate/metrics/h2d_latency/fixed: expected true or false, found "
+       "\"yes\""},
+      {R"({"threshold_pct": 5, "fixed": 1})",
+       "s.json: /scenarios/0/gate/fixed: expected true or false, found 1"},
       {R"({"metrics": {"h2d_latency": {"statistic": "p99", "threshold_pct": 0}}})",
        "s.json: /scenarios/0/gate/metrics/h2d_latency/threshold_pct: expected a percentage in "
        "(0, 1000], found 0"},

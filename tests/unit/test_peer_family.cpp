@@ -398,7 +398,8 @@ std::vector<CaseSpec> shipped_cases(const Machine& machine, std::size_t* scenari
   std::vector<CaseSpec> all;
   for (const auto& s : file.scenarios) {
     EXPECT_EQ(s.family, "peer");
-    EXPECT_TRUE(s.gate.is_object()) << s.name;
+    // Thresholds come from each node type's baseline: a shipped gate block names metrics only.
+    EXPECT_TRUE(s.gate.is_null() || !s.gate.contains("threshold_pct")) << s.name;
     auto cases = expand(s);
     derive_case_params(cases, family, machine);
     EXPECT_NO_THROW(validate_cases(s, cases, family, machine, 0)) << s.name;

@@ -196,7 +196,8 @@ TEST(StorageFamily, ShippedScenarioExpandsToEveryMethodSizeAndCache) {
   const Machine machine = testing::h200_machine(1);
   std::vector<std::string> ids;
   for (const auto& s : file.scenarios) {
-    EXPECT_GE(s.gate.value("threshold_pct", 0), 25) << "storage is noisy: a generous gate";
+    // Storage is noisy: its thresholds come from each node type's baseline spread, not a number.
+    EXPECT_TRUE(s.gate.is_null() || !s.gate.contains("threshold_pct")) << s.name;
     const auto cases = expand(s);
     EXPECT_NO_THROW(validate_cases(s, cases, *families.find("storage"), machine, 0));
     for (const auto& c : cases) ids.push_back(c.id);
