@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <utility>
 
 #include "compare/case_verdicts.hpp"
 #include "core/text.hpp"
@@ -62,11 +64,23 @@ std::string gate_capability_text(const std::vector<GateCapabilityRow>& rows) {
                   r.case_id.c_str());
     out += line;
   }
+  // Not gated: one paragraph per reason (most share one: too few runs or machines).
+  std::vector<std::pair<std::string, std::vector<const GateCapabilityRow*>>> by_reason;
   for (const auto& r : rows) {
     if (r.threshold.gateable) continue;
     ++not_gated;
-    out += concat("not gated  ", label(r), "  ", r.case_id, "\n           ",
-                  r.threshold.not_gateable_reason, "\n");
+    auto it = std::find_if(by_reason.begin(), by_reason.end(), [&](const auto& entry) {
+      return entry.first == r.threshold.not_gateable_reason;
+    });
+    if (it == by_reason.end()) {
+      by_reason.push_back({r.threshold.not_gateable_reason, {}});
+      it = std::prev(by_reason.end());
+    }
+    it->second.push_back(&r);
+  }
+  for (const auto& [reason, group] : by_reason) {
+    out += concat("not gated: ", reason, "\n");
+    for (const auto* r : group) out += concat("           ", label(*r), "  ", r->case_id, "\n");
   }
   std::snprintf(line, sizeof line,
                 "%zu gated metric%s (a change beyond 'detects', in the bad direction, is flagged "

@@ -305,7 +305,8 @@ class TestOptions(AuditCase):
                 self.assertLess(seconds, BAD_INPUT_SECONDS)
 
     def test_threshold_is_a_finite_percentage(self) -> None:
-        for value in ("inf", "1e400", "nan", "-5", "0", "1000.5"):
+        # 0 is valid: no ceiling of the command line's, the class ceilings apply.
+        for value in ("inf", "1e400", "nan", "-5", "-0.5", "1000.5"):
             with self.subTest(value=value):
                 proc = pb("compare", self.good, self.good, "--threshold", value)
                 self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))

@@ -223,7 +223,9 @@ class CompareVerdicts(TempDirTest):
         return proc, report, junit
 
     def test_result_against_itself_passes(self) -> None:
-        proc, report, junit = self.compare(real_result())
+        # Five runs of one machine: host-timed metrics are gated only with the minimums lifted.
+        proc, report, junit = self.compare(real_result(), "--min-runs-host", "1",
+                                           "--min-machines-host", "1")
         self.assert_exit(proc, EXIT_OK)
         self.assertEqual(report["schema"], COMPARE_SCHEMA)
         self.assertEqual(report["exit_code"], 0)
@@ -241,6 +243,20 @@ class CompareVerdicts(TempDirTest):
         root = ET.parse(junit).getroot()
         self.assertEqual(root.get("failures"), "0")
         self.assertEqual(root.get("errors"), "0")
+
+    def test_host_metrics_of_one_machine_are_not_gated_yet(self) -> None:
+        # The defaults: a host-timed metric needs 8 runs of 3 machines; five runs of one machine
+        # leave it "not gated yet", listed with the reason, never failing and never passing.
+        doctored = real_result()
+        scale_case(doctored, PAGEABLE_D2H_64K, 0.5)
+        proc, report, _ = self.compare(doctored)
+        self.assert_exit(proc, EXIT_OK)
+        entry = next(u for u in report["not_gateable"] if u["id"] == PAGEABLE_D2H_64K)
+        self.assertEqual(entry["timing_class"], "host")
+        self.assertIn("not gated yet", entry["reason"])
+        self.assertIn("5 baseline runs cannot show its tail (8 needed", entry["reason"])
+        self.assertEqual(find_case(report, PINNED_H2D_256M)["verdict"], "pass")
+        self.assertIn("not gated yet", proc.stdout)
 
     def test_ten_percent_slower_pinned_h2d_is_regression(self) -> None:
         doctored = real_result()
@@ -265,7 +281,10 @@ class CompareVerdicts(TempDirTest):
         self.assertLess(metric["p_value"], 0.05)
         self.assertAlmostEqual(metric["change_pct"], -10.0, places=6)
         self.assertAlmostEqual(metric["ratio"], 0.9, places=9)
-        self.assertEqual(metric["threshold_pct"], 5.0)
+        self.assertEqual(metric["threshold_pct"], 15.0)  # the device class's ceiling
+        self.assertEqual(metric["threshold_mode"], "ceiling")
+        self.assertIn(metric["threshold_source"], ("derived", "class_floor"))
+        self.assertAlmostEqual(metric["detectable_change_pct"], -metric["effective_threshold_pct"])
         self.assertEqual(metric["timing_class"], "device")
         self.assertLess(metric["p_between"], 0.05)
         self.assertEqual((metric["n_baseline"], metric["n_result"]), (45, 9))
@@ -303,28 +322,36 @@ class CompareVerdicts(TempDirTest):
         self.assertEqual(find_case(report, PINNED_H2D_4M)["verdict"], "improvement")
 
     def test_threshold_from_command_line_and_result_gate(self) -> None:
+        # The threshold is derived from the five runs (about 1.4 % here): a 3 % loss of a quiet
+        # device path fails by default (issue 28: a fixed 5-8 % let it through).
         doctored = real_result()
         scale_case(doctored, PINNED_H2D_4M, 0.97)
         proc, report, _ = self.compare(doctored)
-        self.assert_exit(proc, EXIT_OK)
-        self.assertEqual(find_case(report, PINNED_H2D_4M)["verdict"], "pass")
-
-        proc, report, _ = self.compare(doctored, "--threshold", "2")
         self.assert_exit(proc, EXIT_FAILURE)
-        self.assertEqual(find_case(report, PINNED_H2D_4M)["verdict"], "regression")
+        metric = find_case(report, PINNED_H2D_4M)["metrics"][0]
+        self.assertEqual(metric["verdict"], "regression")
+        self.assertLess(metric["effective_threshold_pct"], 3)
 
-        # A gate block in the result wins over --threshold.
-        find_case(doctored, PINNED_H2D_4M)["gate"] = {"threshold_pct": 2}
+        # --threshold is a ceiling: below what this node type needs, the metric is not gateable.
+        proc, report, _ = self.compare(doctored, "--threshold", "0.5")
+        self.assert_exit(proc, EXIT_OK)
+        self.assertEqual(find_case(report, PINNED_H2D_4M)["verdict"], "unstable")
+
+        # A gate block in the result wins over --threshold; "fixed" makes it the threshold.
+        find_case(doctored, PINNED_H2D_4M)["gate"] = {"threshold_pct": 5, "fixed": True}
+        proc, report, _ = self.compare(doctored, "--threshold", "0.5")
+        self.assert_exit(proc, EXIT_OK)
+        metric = find_case(report, PINNED_H2D_4M)["metrics"][0]
+        self.assertEqual((metric["verdict"], metric["threshold_pct"], metric["threshold_mode"],
+                          metric["threshold_source"]), ("pass", 5, "fixed", "fixed"))
+
+        # A metric's own entry wins over the block's percentage.
+        find_case(doctored, PINNED_H2D_4M)["gate"] = {"threshold_pct": 0.5,
+                                                       "metrics": {"bandwidth": 10}}
         proc, report, _ = self.compare(doctored)
         self.assert_exit(proc, EXIT_FAILURE)
         metric = find_case(report, PINNED_H2D_4M)["metrics"][0]
-        self.assertEqual((metric["verdict"], metric["threshold_pct"]), ("regression", 2))
-
-        find_case(doctored, PINNED_H2D_4M)["gate"] = {"threshold_pct": 2,
-                                                       "metrics": {"bandwidth": 10}}
-        proc, report, _ = self.compare(doctored)
-        self.assert_exit(proc, EXIT_OK)
-        self.assertEqual(find_case(report, PINNED_H2D_4M)["metrics"][0]["threshold_pct"], 10)
+        self.assertEqual((metric["verdict"], metric["threshold_pct"]), ("regression", 10))
 
     def test_metric_named_in_gate_is_gated(self) -> None:
         doctored = real_result()
@@ -518,7 +545,11 @@ class CompareBadInput(TempDirTest):
         self.assert_exit(pathbench("compare", "--floors", self.good, self.good), EXIT_BAD_INPUT)
         self.assert_exit(pathbench("compare", self.good, self.good, "--alpha", "1.5"),
                          EXIT_BAD_INPUT)
-        self.assert_exit(pathbench("compare", self.good, self.good, "--threshold", "0"),
+        self.assert_exit(pathbench("compare", self.good, self.good, "--threshold", "-1"),
+                         EXIT_BAD_INPUT)
+        self.assert_exit(pathbench("compare", self.good, self.good, "--min-runs-host", "0"),
+                         EXIT_BAD_INPUT)
+        self.assert_exit(pathbench("compare", self.good, self.good, "--min-machines-host", "0"),
                          EXIT_BAD_INPUT)
 
 
@@ -644,7 +675,11 @@ class Baselines(TempDirTest):
         self.assertRegex(proc.stdout, rf"(?m)^  unstable +spread +\d+\.\d+ %, needs +\d+\.\d+ % "
                                       rf"\(ceiling +10\.0 %\).*{re.escape(PAGEABLE_D2H_64K)}")
         report = json.loads(out_json.read_text(encoding="utf-8"))
-        self.assertEqual([u["id"] for u in report["not_gateable"]], [PAGEABLE_D2H_64K])
+        unstable = {u["id"]: u for u in report["not_gateable"]}
+        self.assertIn(PAGEABLE_D2H_64K, unstable)
+        self.assertEqual(unstable[PAGEABLE_D2H_64K]["threshold_pct"], 10)
+        # The device paths' quiet runs are gated; only host-timed metrics wait for more runs.
+        self.assertTrue(all(u["timing_class"] == "host" for u in unstable.values()), unstable)
         self.assertEqual(find_case(report, PAGEABLE_D2H_64K)["verdict"], "unstable")
 
     def test_promote_refusals_write_nothing(self) -> None:
@@ -856,8 +891,10 @@ class GateScript(TempDirTest):
         doc = real_result()
         scale_case(doc, PINNED_H2D_4M, 0.97)
         slower = self.write("slower.json", doc)
-        self.assert_exit(self.gate(slower), EXIT_OK)
-        self.assert_exit(self.gate(slower, "--", "--threshold", "2"), EXIT_FAILURE)
+        # The derived threshold (~1.4 %) catches the 3 % loss; a 0.5 % ceiling passed through
+        # to pathbench gate makes the metric not gateable instead.
+        self.assert_exit(self.gate(slower), EXIT_FAILURE)
+        self.assert_exit(self.gate(slower, "--", "--threshold", "0.5"), EXIT_OK)
 
     def test_bad_result_exits_3(self) -> None:
         bad = self.write("bad.json", "{")
@@ -883,7 +920,8 @@ class GateConfirmation(TempDirTest):
     """`ci/gate.sh` re-runs suspects for real: host_memory memcpy cases measured on this machine
     (no GPU needed), with the baseline or the result doctored 1000x to create the suspect. The
     judged metric is time_per_copy (unbounded, unlike a bandwidth loss). Every metric of the
-    scenario gets the largest threshold a gate block allows, 1000 %: a loaded 2-core CI machine
+    scenario gets the largest fixed threshold a gate block allows, 1000 % (fixed: host-timed
+    metrics of five runs of one machine are otherwise not gated yet): a loaded 2-core CI machine
     (the sanitizer stage runs tests two at a time, beside whatever else the machine does) made
     memcpy re-runs under ASan 2.6-3x slower than the baseline's runs, which confirmed a doctored
     20x change against a 200 % threshold. Re-runs 11x slower than their own baseline are far
@@ -897,7 +935,8 @@ class GateConfirmation(TempDirTest):
     def setUp(self) -> None:
         super().setUp()
         self.scenario = self.write("scenarios/memcpy.json",
-                                   tiny_scenario({"threshold_pct": 1000, "metrics": {"time_per_copy": 1000}}))
+                                   tiny_scenario({"threshold_pct": 1000, "fixed": True,
+                                                  "metrics": {"time_per_copy": 1000}}))
         self.baselines = self.tmp / "baselines"
         self.env = dict(os.environ, PATHBENCH=str(PATHBENCH))
 
