@@ -86,22 +86,14 @@ std::string machine_key(const RunContext& ctx) {
 }  // namespace
 
 std::vector<std::size_t> run_machines_of(const Baseline& b) {
-  if (b.run_contexts.size() != b.runs.size()) return {};
+  const bool contexts = b.run_contexts.size() == b.runs.size();
   std::map<std::string, std::size_t> index;
   std::vector<std::size_t> out;
-  for (const auto& ctx : b.run_contexts) {
-    out.push_back(index.try_emplace(machine_key(ctx), index.size()).first->second);
+  for (std::size_t i = 0; i < b.runs.size(); ++i) {
+    const std::string key = contexts ? machine_key(b.run_contexts[i]) : b.runs[i].hostname;
+    out.push_back(index.try_emplace(key, index.size()).first->second);
   }
   return out;
-}
-
-std::size_t machines_of(const Baseline& b) {
-  std::set<std::string> machines;
-  for (const auto& ctx : b.run_contexts) machines.insert(machine_key(ctx));
-  if (machines.empty()) {
-    for (const auto& r : b.runs) machines.insert(r.hostname);
-  }
-  return machines.size();
 }
 
 std::vector<double> BaselineMetric::pooled_samples() const {

@@ -136,11 +136,9 @@ Baseline build_baseline(const std::vector<Result>& results, const std::vector<st
 Baseline build_baseline(const std::vector<Result>& results, const std::vector<std::string>& files,
                         const std::vector<RunContext>& contexts, const PromoteOptions& options);
 
-// How many machines the baseline's runs come from: distinct host names with their GPUs' UUIDs
-// (cloud VMs of one image share a host name; their GPUs do not).
-std::size_t machines_of(const Baseline& b);
 // Each run's machine as an index (0, 1, ... in order of first appearance), aligned with
-// Baseline::runs; empty when the baseline holds no per-run contexts.
+// Baseline::runs. A machine is a host name with its GPUs' UUIDs (cloud VMs of one image share a
+// host name; their GPUs do not); the host name alone where the baseline keeps no run contexts.
 std::vector<std::size_t> run_machines_of(const Baseline& b);
 
 // A single result read as a one-run baseline (the spread is unknown): older baselines were

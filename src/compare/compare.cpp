@@ -155,7 +155,6 @@ Comparison compare_results(const Baseline& baseline, const std::string& baseline
   std::unordered_set<std::string_view> seen;
   seen.reserve(baseline.cases.size());
   CompareOptions judged = options;
-  judged.baseline_machines = machines_of(baseline);
   judged.run_machines = run_machines_of(baseline);
   c.cases.reserve(baseline.cases.size());
   for (const auto& b : baseline.cases) {

@@ -41,8 +41,7 @@ struct CompareOptions {
   double default_threshold_pct = 0;
   std::size_t min_runs_heavy = 8;         // GateRuleOptions::min_runs_heavy
   std::size_t min_machines_heavy = 3;     // GateRuleOptions::min_machines_heavy
-  std::size_t baseline_machines = 0;      // set from the baseline by compare_results
-  std::vector<std::size_t> run_machines;  // likewise (GateRuleOptions::run_machines)
+  std::vector<std::size_t> run_machines;  // set from the baseline by compare_results
   std::size_t min_samples = 5;     // below this on either side no statistical verdict is given
   bool across = false;             // compare different node types: ratios, no verdicts
   bool allow_noisy = false;        // judge results taken under noise instead of refusing (exit 2)

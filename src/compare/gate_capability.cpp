@@ -15,7 +15,6 @@ std::vector<GateCapabilityRow> gate_capability(const Baseline& baseline,
                                                const CompareOptions& options) {
   std::vector<GateCapabilityRow> rows;
   CompareOptions with_machines = options;
-  with_machines.baseline_machines = machines_of(baseline);
   with_machines.run_machines = run_machines_of(baseline);
   const GateRuleOptions rule = with_machines.rule();
   for (const auto& c : baseline.cases) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numbers>
+#include <set>
 #include <vector>
 
 #include "compare/mann_whitney.hpp"
@@ -152,7 +153,6 @@ GateThreshold gate_threshold(const BaselineMetric& baseline, const ThresholdSett
                                       : ThresholdSource::kDerived;
   g.threshold_log = derived;
 
-  const bool heavy = heavy_class;
   if (setting.fixed && setting.pct) {
     const double fixed = bad_side_distance(*setting.pct, scale.log, baseline.better);
     if (fixed >= derived) {
@@ -167,7 +167,7 @@ GateThreshold gate_threshold(const BaselineMetric& baseline, const ThresholdSett
           g.spread_pct, g.n_runs, *setting.pct, setting.origin.c_str());
     }
   } else {
-    if (heavy && g.spread_known) {
+    if (heavy_class && g.spread_known) {
       double worst = 0;
       for (double v : y)
         worst = std::max(worst, higher ? g.center_scaled - v : v - g.center_scaled);
@@ -186,11 +186,11 @@ GateThreshold gate_threshold(const BaselineMetric& baseline, const ThresholdSett
 
   double p =
       g.difference_scale > 0 ? student_t_upper_tail(g.threshold_log / g.difference_scale, df) : 0;
-  if (heavy) p = std::max(p, 1 / (runs + 1));
+  if (heavy_class) p = std::max(p, 1 / (static_cast<double>(g.n_runs) + 1));
   g.false_alarm_per_run = p;
 
   if (!g.gateable) return g;
-  if (heavy && g.n_runs < options.min_runs_heavy) {
+  if (heavy_class && g.n_runs < options.min_runs_heavy) {
     g.gateable = false;
     g.not_gateable_reason = format(
         "not gated yet: a host-timed metric's run-to-run distribution can be heavy-tailed or "
@@ -199,16 +199,16 @@ GateThreshold gate_threshold(const BaselineMetric& baseline, const ThresholdSett
         g.n_runs, g.n_runs == 1 ? "" : "s", options.min_runs_heavy);
     return g;
   }
-  if (heavy && options.baseline_machines > 0 &&
-      options.baseline_machines < options.min_machines_heavy) {
+  const std::size_t machines =
+      std::set<std::size_t>(options.run_machines.begin(), options.run_machines.end()).size();
+  if (heavy_class && machines > 0 && machines < options.min_machines_heavy) {
     g.gateable = false;
     g.not_gateable_reason = format(
         "not gated yet: the baseline's runs come from %zu machine%s, and a host-timed metric "
         "moves between machines of a type by more than between runs of one (%zu needed; add "
         "runs of another machine with pathbench baseline update, or give the metric a fixed "
         "threshold)",
-        options.baseline_machines, options.baseline_machines == 1 ? "" : "s",
-        options.min_machines_heavy);
+        machines, machines == 1 ? "" : "s", options.min_machines_heavy);
     return g;
   }
   if (!setting.fixed && g.threshold_pct > g.ceiling_pct) {

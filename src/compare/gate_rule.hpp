@@ -39,13 +39,12 @@ struct GateRuleOptions {
   // only from about ten runs on; below that the tail is unseen, and the gate says so.
   std::size_t min_runs_heavy = 8;
   // Machines a heavy-tailed metric's baseline runs must come from: host-side costs move between
-  // machines of one type by more than between runs of one (on two H200 VMs: pageable copies
-  // 10-27 %, mlock 38 %, where runs of one machine spread 3-8 %). The baseline's own count
-  // (machines_of) goes in baseline_machines; 0 means unknown, and the requirement is not applied.
+  // machines of one type by more than between runs of one (H200 VMs: pageable copies 8-27 %,
+  // mlock 38 %, where runs of one machine spread 3-8 %; docs/measurements.md, 2026-12-04).
   std::size_t min_machines_heavy = 3;
-  std::size_t baseline_machines = 0;
-  // Each baseline run's machine (run_machines_of), aligned with the runs; empty: unknown. From
-  // two machines on, a heavy-tailed metric's spread is at least that of the machines' medians.
+  // Each baseline run's machine (run_machines_of), aligned with the runs; empty: unknown, and the
+  // machine minimum is not applied. From two machines on, a heavy-tailed metric's spread is at
+  // least that of the machines' medians.
   std::vector<std::size_t> run_machines;
   ClassDefaults device{0.02, 0.004, 15, false};
   ClassDefaults host{0.10, 0.02, 100, true};

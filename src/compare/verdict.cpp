@@ -70,7 +70,6 @@ GateRuleOptions CompareOptions::rule() const {
   r.allow_few_samples = allow_few_samples;
   r.min_runs_heavy = min_runs_heavy;
   r.min_machines_heavy = min_machines_heavy;
-  r.baseline_machines = baseline_machines;
   r.run_machines = run_machines;
   return r;
 }

@@ -1,6 +1,7 @@
 // The decision rule (compare/gate_rule.hpp) on synthetic data with known within- and between-run
 // variance: false-alarm rate on unchanged nodes, detection power on real losses, the unstable
 // and insufficient outcomes, and why the within-run test alone cried wolf.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -286,6 +287,51 @@ TEST(GateRule, HeavyTailedMetricNeedsEnoughRunsAndSaysSo) {
   // A fixed threshold opts out of the requirement (the old fixed rule).
   EXPECT_EQ(judge_metric(five, std::vector<double>(9, 50.0), fixed(20), options).outcome,
             RuleOutcome::kRegression);
+}
+
+// Host-side costs move between machines of one type more than between runs of one (on H200 VMs a
+// 10-run baseline of one machine failed 3 of 4 runs of another): a host-timed metric waits for
+// three machines, and then the machines' own spread widens its threshold.
+TEST(GateRule, HeavyTailedMetricNeedsThreeMachinesAndTheirSpread) {
+  BaselineMetric b;
+  b.timing_class = TimingClass::kHost;
+  b.better = Better::kHigher;  // a pageable copy's bandwidth
+  // As a baseline grown by CI tends to be: eight runs of one machine (at 100, within 1 %), two of
+  // a second (110) and two of a third (90). The runs' own spread is ~1 %: the two machines' runs
+  // are outlying, and without the machines the gate would fail a fourth machine for nothing.
+  GateRuleOptions options;
+  const auto add = [&](double level, std::size_t machine, std::initializer_list<double> fs) {
+    for (double f : fs) {
+      b.runs.push_back({level * f, std::vector<double>(5, level * f)});
+      options.run_machines.push_back(machine);
+    }
+  };
+  add(100, 0, {0.99, 1.0, 1.01, 0.995, 1.005, 1.0, 0.998, 1.002});
+  add(110, 1, {0.995, 1.005});
+  add(90, 2, {0.995, 1.005});
+  b.between = between_run_of(b.runs);
+  options.min_runs_heavy = 8;
+  const GateThreshold g = gate_threshold(b, ceiling(), options);
+  ASSERT_TRUE(g.gateable) << g.not_gateable_reason;
+  EXPECT_EQ(g.machines, 3u);
+  EXPECT_TRUE(g.spread_from_machines);
+  EXPECT_EQ(g.source, ThresholdSource::kMachines);
+  EXPECT_NEAR(g.spread_pct, 10.0, 0.3) << "the SD of the machines' log medians";
+  EXPECT_DOUBLE_EQ(g.degrees_of_freedom, 2);
+  // A fourth machine 12 % slower than the center is within what machines do.
+  EXPECT_EQ(judge_metric(b, std::vector<double>(5, 88.0), ceiling(), options).outcome,
+            RuleOutcome::kPass);
+  // The same runs credited to one machine: not gated yet, and the reason says why.
+  GateRuleOptions one = options;
+  std::fill(one.run_machines.begin(), one.run_machines.end(), 0);
+  const RuleJudgement j = judge_metric(b, std::vector<double>(5, 50.0), ceiling(), one);
+  ASSERT_EQ(j.outcome, RuleOutcome::kUnstable);
+  EXPECT_NE(j.reason.find("come from 1 machine"), std::string::npos) << j.reason;
+  EXPECT_NE(j.reason.find("3 needed"), std::string::npos) << j.reason;
+  // Device-timed metrics need neither: their class is not heavy-tailed.
+  BaselineMetric d = b;
+  d.timing_class = TimingClass::kDevice;
+  EXPECT_FALSE(gate_threshold(d, ceiling(), one).spread_from_machines);
 }
 
 TEST(GateRule, WorstBaselineRunWidensAHeavyTailedThreshold) {
