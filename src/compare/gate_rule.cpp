@@ -118,9 +118,6 @@ GateThreshold gate_threshold(const BaselineMetric& baseline, const ThresholdSett
     spread = std::max(measured, defaults.min_spread);
   }
   g.spread_pct = spread * 100;
-  // A new run differs from the baseline's center by its own between-run deviation plus the
-  // center's error; the median of R runs has about pi/2 times the variance of their mean. The
-  // bound is on that difference (a prediction bound), not on one run's deviation alone.
   // Heavy-tailed metrics of a baseline that spans machines: runs of one machine agree with each
   // other better than machines do, so the spread is at least the SD of the machines' medians,
   // and the center's error and the test's degrees of freedom are those of the machine count.
@@ -143,6 +140,9 @@ GateThreshold gate_threshold(const BaselineMetric& baseline, const ThresholdSett
       }
     }
   }
+  // A new run differs from the baseline's center by its own between-run deviation plus the
+  // center's error; the median of R runs has about pi/2 times the variance of their mean. The
+  // bound is on that difference (a prediction bound), not on one run's deviation alone.
   g.difference_scale = spread * std::sqrt(1 + std::numbers::pi / (2 * runs));
   const double derived = options.k * g.difference_scale;
   g.degrees_of_freedom = g.spread_known ? runs - 1 : 0;
