@@ -469,7 +469,8 @@ TEST(CompareVerdict, OneRunBaselineIsConservative) {
   // A ceiling below what one run allows makes the metric not gateable, never a silent pass.
   CaseResult capped = copy_case(kPinnedH2d256, 0.5 * 55.5);
   capped.gate = ojson{{"threshold_pct", 2}};
-  const MetricComparison& u = run_compare(b, make_result({capped})).cases.front().metrics.front();
+  const Comparison capped_comparison = run_compare(b, make_result({capped}));
+  const MetricComparison& u = capped_comparison.cases.front().metrics.front();
   EXPECT_EQ(u.verdict, Verdict::kUnstable);
   EXPECT_NE(u.reason.find("wider than the 2.0 % ceiling (the scenario's gate block)"),
             std::string::npos)
