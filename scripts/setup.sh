@@ -28,7 +28,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(build-essential cmake ninja-build pkg-config git python3 python3-venv
           libbenchmark-dev libgtest-dev libnuma-dev libhwloc-dev nlohmann-json3-dev libcli11-dev
-          libre2-dev)
+          libre2-dev ccache)
 if ((test_deps)); then
   packages+=(chromium prometheus prometheus-node-exporter slurm-wlm munge)
 fi
@@ -84,6 +84,17 @@ if ((test_deps)); then
   fi
 fi
 configure=(-DPATHBENCH_WERROR="$([[ "${CI:-}" == true ]] && echo ON || echo OFF)")
+
+# Every compile goes through ccache (PATHBENCH_CCACHE=0 turns it off). The cache is shared by
+# every clone of this user (~/.cache/ccache): base_dir turns the clone's absolute paths into
+# relative ones and hash_dir=false keeps the working directory out of the key, so a fresh clone
+# hits what another clone compiled. Set through the launcher, so a plain `ninja -C build/...`
+# gets the same settings.
+launcher=""
+if [[ "${PATHBENCH_CCACHE:-1}" != 0 ]] && command -v ccache >/dev/null; then
+  launcher="$(command -v env);CCACHE_BASEDIR=$root;CCACHE_NOHASHDIR=true;$(command -v ccache)"
+fi
+for lang in C CXX CUDA; do configure+=(-DCMAKE_${lang}_COMPILER_LAUNCHER="$launcher"); done
 
 # NVML's header, for every preset (the library itself is dlopen'ed at run time). CMake looks in the
 # CUDA toolkit first; where the toolkit has none (CUDA 13 ships without nvml.h), the PyPI package

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench::testing {
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 

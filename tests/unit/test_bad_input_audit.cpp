@@ -26,10 +26,7 @@
 #include "result/run_record.hpp"
 #include "scenario/scenario_file.hpp"
 #include "stats/summary.hpp"
-
-#ifndef PATHBENCH_FIXTURES
-#error "PATHBENCH_FIXTURES must name tests/fixtures"
-#endif
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

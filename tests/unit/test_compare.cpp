@@ -25,6 +25,7 @@
 #include "inventory/inventory.hpp"
 #include "result/result.hpp"
 #include "stats/operation_distribution.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

@@ -11,6 +11,7 @@
 #include "case_spec.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

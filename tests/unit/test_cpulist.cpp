@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "inventory/cpulist.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

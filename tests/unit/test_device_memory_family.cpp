@@ -16,6 +16,7 @@
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
 #include "test_machines.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

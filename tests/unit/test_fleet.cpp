@@ -13,6 +13,7 @@
 #include "compare/fleet.hpp"
 #include "export/fleet_report.hpp"
 #include "stats/summary.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

@@ -18,6 +18,7 @@
 #include "inventory/machine.hpp"
 #include "inventory/nvidia_smi.hpp"
 #include "inventory/nvml_library.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

@@ -20,6 +20,7 @@
 #include "export/compare_report.hpp"
 #include "result/result.hpp"
 #include "temp_dir.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/mann_whitney.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

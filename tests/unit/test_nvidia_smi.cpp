@@ -8,6 +8,7 @@
 
 #include "core/subprocess.hpp"
 #include "inventory/nvidia_smi.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

@@ -15,6 +15,7 @@
 #include "fake_nvml.hpp"
 #include "inventory/gpu_inventory_nvml.hpp"
 #include "inventory/nvml_api.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

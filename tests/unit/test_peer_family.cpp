@@ -16,6 +16,7 @@
 #include "scenario/scenario_file.hpp"
 #include "scenario/typed_axis.hpp"
 #include "test_machines.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

@@ -11,10 +11,7 @@
 #include "export/prometheus.hpp"
 #include "result/result.hpp"
 #include "stats/operation_distribution.hpp"
-
-#ifndef PATHBENCH_FIXTURES
-#error "PATHBENCH_FIXTURES must name tests/fixtures"
-#endif
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

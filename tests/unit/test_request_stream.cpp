@@ -21,6 +21,7 @@
 
 #include "core/errors.hpp"
 #include "temp_dir.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "result/result.hpp"
 #include "result/run_context.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

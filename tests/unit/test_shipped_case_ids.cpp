@@ -13,6 +13,7 @@
 #include "bench/families.hpp"
 #include "scenario/run_plan.hpp"
 #include "test_machines.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

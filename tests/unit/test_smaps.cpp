@@ -7,6 +7,7 @@
 
 #include "placement/host_buffer.hpp"
 #include "placement/smaps.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

@@ -17,6 +17,7 @@
 #include "scenario/scenario_file.hpp"
 #include "temp_dir.hpp"
 #include "test_machines.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {

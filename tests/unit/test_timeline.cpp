@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/source_paths.hpp"
 #include "timeline/timeline.hpp"
 
 namespace pathbench {

@@ -9,6 +9,7 @@
 #include "core/errors.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
+#include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
 namespace {
