@@ -270,16 +270,44 @@ int main(int argc, char** argv) {
   path_cmd->add_option("result", baseline.results, "A result file")->required()->expected(1);
   path_cmd->add_option("--dir", baseline.dir, "Baselines folder")->capture_default_str();
 
-  std::string export_result;
+  std::vector<std::string> export_files;
   std::string export_prometheus;
+  bool export_json_lines = false;
+  cli::JsonLinesOptions json_lines;
   auto* export_cmd = app.add_subcommand(
-      "export", "Convert a result file for other tools (Prometheus textfile collector)");
-  export_cmd->add_option("result", export_result, "A pathbench result JSON")->required();
+      "export",
+      "Convert a result file for other tools: --prometheus (the textfile collector), or "
+      "--json-lines (pathbench's files as read by pathbench itself, for the report scripts)");
   export_cmd
-      ->add_option("--prometheus", export_prometheus,
-                   "Write the Prometheus text exposition to this file (name it *.prom in "
-                   "node_exporter's --collector.textfile.directory); - for stdout")
+      ->add_option("files", export_files,
+                   "--prometheus: one pathbench result JSON; --json-lines: one or more result, "
+                   "baseline or (with --as json) other JSON files")
       ->required();
+  auto* prometheus_opt =
+      export_cmd->add_option("--prometheus", export_prometheus,
+                             "Write the Prometheus text exposition of one result to this file "
+                             "(name it *.prom in node_exporter's --collector.textfile.directory); "
+                             "- for stdout. Excludes --json-lines");
+  auto* json_lines_flag = export_cmd->add_flag(
+      "--json-lines", export_json_lines,
+      "Read every file with pathbench's own reader (refused as pathbench refuses it: exit 3, "
+      "nothing on stdout, the error also as one JSON line on stderr) and write one JSON line per "
+      "file: {\"path\", \"schema\", \"document\": the document as read, and derived values}. "
+      "Excludes --prometheus");
+  json_lines_flag->excludes(prometheus_opt);
+  export_cmd
+      ->add_option("--as", json_lines.as,
+                   "--json-lines: auto (a result or a baseline, by its schema), result, baseline "
+                   "(a result is refused), or json (any JSON document, by the strict JSON reader "
+                   "alone: a compare file, a Chrome trace)")
+      ->check(CLI::IsMember({"auto", "result", "baseline", "json"}))
+      ->needs(json_lines_flag)
+      ->capture_default_str();
+  export_cmd
+      ->add_option("--max-bytes", json_lines.max_bytes,
+                   "--json-lines: refuse a file larger than this before reading it")
+      ->check(CLI::PositiveNumber)
+      ->needs(json_lines_flag);
 
   cli::ListOptions list;
   auto* list_cmd =
@@ -400,7 +428,17 @@ int main(int argc, char** argv) {
     if (*promote_cmd) return cli::baseline_promote_command(baseline);
     if (*update_cmd) return cli::baseline_update_command(update);
     if (*path_cmd) return cli::baseline_path_command(baseline);
-    if (*export_cmd) return cli::export_command(export_result, export_prometheus);
+    if (*export_cmd) {
+      if (export_json_lines) return cli::export_json_lines_command(export_files, json_lines);
+      if (export_cmd->count("--prometheus") == 0) {
+        throw InputError::option("export", "give --prometheus FILE or --json-lines");
+      }
+      if (export_files.size() != 1) {
+        throw InputError::option(
+            "--prometheus", "exports one result file, not " + std::to_string(export_files.size()));
+      }
+      return cli::export_command(export_files.front(), export_prometheus);
+    }
     if (*stress_cmd) return cli::stress_command(stress);
   } catch (const InputError& e) {
     std::fprintf(stderr, "pathbench: error: %s\n", e.what());  // printable already

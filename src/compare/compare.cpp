@@ -67,11 +67,7 @@ std::optional<std::vector<std::string>> topology_lines(const RunContext& context
 // A malformed environment is bad input of the file that carries it.
 std::vector<std::string> checked_noise_reasons(const RunContext& context, const std::string& file,
                                                const std::string& pointer) {
-  try {
-    return run_noise_reasons(context);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(file, pointer, e.what());
-  }
+  return checked_run_noise_reasons(context, file, pointer);
 }
 
 std::vector<std::string> noise_of(const Baseline& baseline, const std::string& baseline_file,

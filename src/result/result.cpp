@@ -514,13 +514,15 @@ nlohmann::ordered_json load_json_document(const std::filesystem::path& path) {
 
 std::optional<Result> read_result_file(
     const std::filesystem::path& path,
-    const std::function<void(CaseResult&& c, std::size_t index)>& on_case, ojson* other) {
+    const std::function<void(CaseResult&& c, std::size_t index)>& on_case, ojson* other,
+    const ResultFileTap& tap) {
   const std::string file = path.string();
   const ResultReader reader(file);
   CaseIds ids(file);
   const auto convert = [&](const ojson& element, std::size_t index) {
     CaseResult c = reader.case_result(element, Pointer() / "cases" / index);
     ids.add(c.id, index);
+    if (tap.on_case_json) tap.on_case_json(element, index);
     on_case(std::move(c), index);
   };
   DocumentKind kind = DocumentKind::kUnknown;
@@ -528,6 +530,7 @@ std::optional<Result> read_result_file(
   // file pathbench wrote), or the cases of another kind of document that `other` receives.
   std::vector<ojson> held;
   JsonReadOptions options;
+  options.max_bytes = tap.max_bytes;
   options.stream_array = "/cases";
   options.on_element = [&](ojson&& element, std::size_t index, const ojson& document) {
     if (kind == DocumentKind::kUnknown) {
@@ -558,6 +561,7 @@ std::optional<Result> read_result_file(
   }
   Result r = reader.header(doc);  // the whole document now: fields after the cases too
   for (std::size_t i = 0; i < held.size(); ++i) convert(held[i], i);
+  if (tap.header != nullptr) *tap.header = std::move(doc);
   // A run killed since its last save left the cases it finished after it in its journal.
   std::size_t next = ids.size();
   for_each_journal_case(r, path, [&](CaseResult&& c) {

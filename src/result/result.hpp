@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_reader.hpp"
 #include "result/vocabulary.hpp"
 #include "stats/operation_distribution.hpp"
 #include "stats/summary.hpp"
@@ -104,10 +105,19 @@ Result load_result(const std::filesystem::path& path);
 // read, and handed to on_case with its index. Returns the rest of the result (cases empty). A
 // document that is not a result is an InputError, unless `other` is given: then the whole document
 // goes there and nothing is returned (load_baseline takes baselines and results so).
+// `tap` (pathbench export --json-lines, which writes the document as the reader accepted it): a
+// size cap, each case of the file as its JSON once the reader accepted it (just before on_case
+// gets it converted; the cases a journal adds have none), and the rest of a result's document as
+// read, its "cases" empty.
+struct ResultFileTap {
+  std::uint64_t max_bytes = JsonReadOptions{}.max_bytes;
+  std::function<void(const nlohmann::ordered_json& element, std::size_t index)> on_case_json;
+  nlohmann::ordered_json* header = nullptr;
+};
 std::optional<Result> read_result_file(
     const std::filesystem::path& path,
     const std::function<void(CaseResult&& c, std::size_t index)>& on_case,
-    nlohmann::ordered_json* other = nullptr);
+    nlohmann::ordered_json* other = nullptr, const ResultFileTap& tap = {});
 void save_result(const std::filesystem::path& path, const Result& r);  // atomic
 
 }  // namespace pathbench

@@ -420,6 +420,86 @@ class TestInventory(unittest.TestCase):
 # list
 
 
+class TestExportJsonLines(unittest.TestCase):
+    """`pathbench export --json-lines`: every file read by pathbench's own reader, one JSON line
+    each (what the report scripts read through, reports/lib/pathbench_reader.py)."""
+
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="pathbench-json-lines-")
+        self.tmp = Path(self._tmp.name)
+        self.result = SOURCE / "tests" / "fixtures" / "results" / "h200-default.json"
+        self.bad = SOURCE / "tests" / "fixtures" / "bad_results" / "bad_status.json"
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+
+    def lines(self, proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        return [json.loads(line) for line in proc.stdout.splitlines()]
+
+    def test_a_result_comes_back_as_read(self) -> None:
+        (line,) = self.lines(run_pb("export", "--json-lines", self.result))
+        self.assertEqual(line["path"], str(self.result))
+        self.assertEqual(line["schema"], "pathbench.result/v1")
+        self.assertIs(line["complete"], True)
+        self.assertEqual(line["incomplete_reason"], "")
+        self.assertEqual(line["document"], json.loads(self.result.read_text(encoding="utf-8")))
+
+    def test_a_baseline_with_its_spreads(self) -> None:
+        runs = sorted((SOURCE / "tests" / "fixtures" / "fleet" / "h200").glob("run-*.json"))
+        promote = run_pb("baseline", "promote", *runs, "--dir", self.tmp / "baselines", "--allow-noisy")
+        self.assertEqual(promote.returncode, 0, describe(promote))
+        (baseline,) = (self.tmp / "baselines").glob("*.json")
+        (line,) = self.lines(run_pb("export", "--json-lines", "--as", "baseline", baseline))
+        self.assertEqual(line["schema"], "pathbench.baseline/v1")
+        self.assertEqual(line["document"], json.loads(baseline.read_text(encoding="utf-8")))
+        case = line["document"]["cases"][0]
+        name = next(iter(case["metrics"]))
+        spread = line["between_run"][case["id"]][name]
+        self.assertIsNotNone(spread["spread_pct"])
+        self.assertGreater(spread["center"], 0)
+        self.assertEqual(set(spread["statistics"]), {"p50", "p90", "p99", "p99.9", "max"})
+        # A result is no baseline: refused at its schema before its content is looked at.
+        refused = run_pb("export", "--json-lines", "--as", "baseline", self.bad)
+        self.assertEqual(refused.returncode, EXIT_BAD_INPUT, describe(refused))
+        self.assertIn(f"{self.bad}: /schema: ", refused.stderr)
+        self.assertIn("not a baseline", refused.stderr)
+
+    def test_several_files_at_once(self) -> None:
+        trace = SOURCE / "tests" / "fixtures" / "timelines" / "overlap_event_wait.trace.json"
+        lines = self.lines(run_pb("export", "--json-lines", self.result, self.result))
+        self.assertEqual([line["path"] for line in lines], [str(self.result)] * 2)
+        (line,) = self.lines(run_pb("export", "--json-lines", "--as", "json", trace))
+        self.assertEqual(line["document"], json.loads(trace.read_text(encoding="utf-8")))
+
+    def test_a_refused_file_writes_nothing(self) -> None:
+        proc = run_pb("export", "--json-lines", self.result, self.bad, self.result)
+        self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+        self.assertEqual(proc.stdout, "", "all or nothing")
+        self.assertIn(f"pathbench: error: {self.bad}: /cases/0/status: ", proc.stderr)
+        (error,) = [json.loads(line)["error"] for line in proc.stderr.splitlines() if line.startswith('{"error":')]
+        self.assertEqual(error["path"], str(self.bad))
+        self.assertEqual(error["pointer"], "/cases/0/status")
+        self.assertIn(error["message"], proc.stderr)
+        big = run_pb("export", "--json-lines", "--max-bytes", "100", self.result)
+        self.assertEqual(big.returncode, EXIT_BAD_INPUT, describe(big))
+        self.assertIn("more than the 100", big.stderr)
+        self.assertEqual(big.stdout, "")
+
+    def test_prometheus_and_json_lines_exclude_each_other(self) -> None:
+        for args in (["--json-lines", "--prometheus", "-"], [], ["--as", "json"]):
+            with self.subTest(args=args):
+                proc = run_pb("export", *args, self.result)
+                self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+                self.assertEqual(proc.stdout, "")
+        proc = run_pb("export", "--prometheus", "-", self.result, self.result)
+        self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+        self.assertIn("--prometheus", proc.stderr)
+        help_text = run_pb("export", "--help").stdout
+        self.assertIn("--json-lines", help_text)
+        self.assertIn("Excludes --prometheus", help_text)
+
+
 class TestList(unittest.TestCase):
     def test_default_scenarios(self) -> None:
         proc = run_pb("list", SOURCE / "scenarios/default.json")
