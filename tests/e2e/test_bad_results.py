@@ -179,7 +179,9 @@ def tearDownModule() -> None:  # noqa: N802
 def expected_pointer(entry: dict[str, Any], tool: str) -> str:
     if tool in ("export", "compare"):
         return entry["pointer"]
-    pointer = entry.get("python_pointer", entry["pointer"])
+    # The reports read through the binary (reports/lib/pathbench_reader.py), so they name its
+    # pointer; "python_pointer" is where the former Python reader named a lone surrogate.
+    pointer = entry["pointer"]
     # spread.py reads baselines: valid JSON is refused at its schema (a result is no baseline)
     # unless the document is not even an object.
     if tool == "spread" and entry["level"] == "result" and pointer != "/":
@@ -264,10 +266,9 @@ class RefusedTest(unittest.TestCase):
                 self.assertIsNotNone(cpp_at, cpp.describe())
                 self.assertIsNotNone(py_at, py.describe())
                 assert cpp_at is not None and py_at is not None
-                if "python_pointer" in entry:
-                    self.assertEqual(cpp_at.group(1), "/")
-                else:
-                    self.assertEqual(cpp_at.group(1), py_at.group(1))
+                # The reports read through the binary: the same pointer everywhere, a lone
+                # surrogate's ("python_pointer" was the former Python reader's) included.
+                self.assertEqual(cpp_at.group(1), py_at.group(1))
 
 
 class AcceptedTest(unittest.TestCase):
@@ -459,7 +460,9 @@ class BaselineTest(unittest.TestCase):
         self.assertIn(f"pathbench: error: {path}: /runs/1/context/environment: ", cpp.stderr, cpp.describe())
         py = run([PYTHON, script("spread"), path], BAD_INPUT_SECONDS + 5)
         self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
-        self.assertIn(f"spread.py: error: {path}: /runs/1/context/environment/start: ", py.stderr, py.describe())
+        # Read through the binary: compare's pointer, the field named in its message.
+        self.assertIn(f"spread.py: error: {path}: /runs/1/context/environment: environment JSON "
+                      "/context/environment/start: ", py.stderr, py.describe())
 
 
 class DistributionTest(unittest.TestCase):
@@ -711,7 +714,9 @@ class EnvironmentTest(unittest.TestCase):
                     out = self.tmp / f"{name}.html"
                     py = run(report_command(tool, path, out), BAD_INPUT_SECONDS + 5)
                     self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
-                    self.assertIn(f"{tool}.py: error: {path}: {pointer}: ", py.stderr, py.describe())
+                    # The reports read through the binary: its pointer and words, as compare's.
+                    self.assertIn(f"{tool}.py: error: {path}: /context/environment: environment JSON {pointer}: ",
+                                  py.stderr, py.describe())
                     self.assertNotIn("Traceback", py.stderr)
                     self.assertFalse(out.exists())
 
@@ -733,7 +738,8 @@ class EnvironmentTest(unittest.TestCase):
         path.write_bytes(self.gen.dump(self.gen.base()) + b"\0{{{ garbage \"unterminated")
         py = run(report_command("table", path, self.tmp), BAD_INPUT_SECONDS + 5)
         self.assertEqual(py.returncode, EXIT_BAD_INPUT, py.describe())
-        self.assertIn(f"table.py: error: {path}: /: not JSON", py.stderr, py.describe())
+        # The binary's words (reports/lib/pathbench_reader.py): "not valid JSON (byte N): ...".
+        self.assertIn(f"table.py: error: {path}: /: not valid JSON", py.stderr, py.describe())
 
 
 class LargeInputTest(unittest.TestCase):
@@ -795,7 +801,7 @@ class LargeInputTest(unittest.TestCase):
         path = self.tmp / "padded.json"
         path.write_bytes(doc + b" " * (48 << 20))
         r = run(report_command("table", path, self.tmp), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
-        self.assert_refused(r, path, "/", "not JSON")
+        self.assert_refused(r, path, "/", "not valid JSON")
 
     def test_a_20_mib_case_id(self) -> None:
         """A valid 21 MB result whose case id is 20 MiB: read with memory linear in it (the depth
@@ -812,7 +818,7 @@ class LargeInputTest(unittest.TestCase):
         broken = self.tmp / "long_id_then_garbage.json"
         broken.write_bytes(path.read_bytes() + b"{[")
         r = run(report_command("table", broken, self.tmp), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
-        self.assert_refused(r, broken, "/", "not JSON")
+        self.assert_refused(r, broken, "/", "not valid JSON")
 
     def test_nesting_a_million_levels_deep(self) -> None:
         # json.loads stops at ~1000 levels (RecursionError); the pointer is where C++ names it.
@@ -824,7 +830,7 @@ class LargeInputTest(unittest.TestCase):
                 r = run(report_command("table", path, self.tmp), BAD_INPUT_SECONDS + 5, AUDIT_MEMORY)
                 if name == "deep_in_string.json":
                     # Brackets in a string do not nest; the hundred closers are what is wrong.
-                    self.assert_refused(r, path, "/", "not JSON")
+                    self.assert_refused(r, path, "/", "not valid JSON")
                 else:
                     self.assert_refused(r, path, "/0" * MAX_JSON_DEPTH, "nesting deeper than 64 levels")
 
@@ -1018,6 +1024,8 @@ def main() -> int:
     if not os.access(PATHBENCH, os.X_OK):
         print(f"{Path(sys.argv[0]).name}: {PATHBENCH} is not an executable", file=sys.stderr)
         return 2
+    # The scripts read pathbench's files through this binary (reports/lib/pathbench_reader.py).
+    os.environ["PATHBENCH"] = str(PATHBENCH)
     PYTHON = args.python
     SOURCE = args.source.resolve()
     start = time.monotonic()

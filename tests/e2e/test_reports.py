@@ -1276,6 +1276,9 @@ def main() -> int:
     parser.add_argument("--pathbench", help="the pathbench binary: checks that it accepts the report fixtures")
     args, rest = parser.parse_known_args()
     PATHBENCH = args.pathbench
+    if PATHBENCH:
+        # The scripts read pathbench's files through this binary (reports/lib/pathbench_reader.py).
+        os.environ["PATHBENCH"] = str(Path(PATHBENCH).resolve())
     PYTHON = args.python
     SOURCE = args.source.resolve()
     CHROMIUM = args.chromium
