@@ -1,4 +1,5 @@
-"""reports/plot.py's PCIe rates against the C++ table they fall back for.
+"""reports/plot.py's PCIe rates (reports/lib/pathbench_plots/common.py) against the C++ table they
+fall back for.
 
 src/inventory/link_rates.hpp is the one source of link physics; plot.py reads the rate from the
 result's context (gpus[].pcie.raw_gbps_per_direction) and keeps a copy of the table only for
@@ -18,7 +19,9 @@ from pathlib import Path
 
 
 def load_plot(root: Path):
-    spec = importlib.util.spec_from_file_location("pathbench_plot", root / "reports" / "plot.py")
+    sys.path.insert(0, str(root / "reports" / "lib"))  # common.py imports the shared reader by name
+    spec = importlib.util.spec_from_file_location("pathbench_plot",
+                                                  root / "reports" / "lib" / "pathbench_plots" / "common.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name
