@@ -49,8 +49,9 @@ RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"^tests/e2e/test_(\w+)\.py$", ("e2e_{0}",)),
     (r"^tests/CMakeLists\.txt$", BINARY_SMOKE),
     (r"^src/compare/|^src/cli/(compare|fleet)_command", ("e2e_compare", "e2e_fleet", "e2e_bad_results")),
-    (r"^src/export/|^src/cli/export_command", ("e2e_prometheus", "e2e_bad_results", "e2e_reports")),
-    (r"^src/(result|core|stats)/", ("e2e_compare", "e2e_bad_results", "e2e_bad_input_audit")),
+    (r"^src/export/|^src/cli/export_command", ("e2e_prometheus", *REPORT_TESTS)),
+    # The report scripts read every file through `pathbench export --json-lines`.
+    (r"^src/(result|core|stats)/|^src/compare/run_noise", ("e2e_compare", "e2e_bad_input_audit", *REPORT_TESTS)),
     (r"^src/scenario/", ("e2e_bad_input_audit",)),
     (r"^src/cli/", ("e2e_bad_input_audit", "e2e_run_interruption")),
     (r"^src/timeline/", ("e2e_timeline_report",)),
