@@ -19,7 +19,7 @@ families with `run --timeline`) gets a link to the trace file (relative to the p
 side by side; the trace is looked up as plot.py does: as recorded, beside the result, in
 <result>.timelines/) and its Gantt chart (timeline.py), embedded; a trace that is missing or
 unreadable is listed with the reason.
-Inputs are read by the rules of the C++ reader (lib/pathbench_result_file.py); the page is written atomically,
+Inputs are read by pathbench itself (`pathbench export --json-lines`, lib/pathbench_reader.py); the page is written atomically,
 and a directory, FIFO or device at FILE.html is refused, never replaced.
 Exit codes: 0 written, 3 bad input or usage (the message names the file and the JSON pointer),
 1 an unexpected error.

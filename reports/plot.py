@@ -30,7 +30,7 @@ fill) tell them apart, unique for up to 12.
 Only `ok` cases are plotted; skipped and failed cases are counted in each figure's footnote, and
 so are ok cases whose values are beyond ±1e100 (valid, but no axis can hold them). A run that did
 not finish (`"complete": false`) says INCOMPLETE in every title and footnote.
-Inputs are read by the rules of the C++ reader (lib/pathbench_result_file.py). Outputs are written atomically;
+Inputs are read by pathbench itself (`pathbench export --json-lines`, lib/pathbench_reader.py). Outputs are written atomically;
 a directory, FIFO or device where a PNG should go is refused, never replaced.
 --describe FILE.json also writes what each figure holds (axes, titles, labels, legends; for tests).
 Prints the files written, one per line, on stdout. Exit codes: 0 done, 3 bad input or usage (the

@@ -8,8 +8,8 @@ promote` and `pathbench baseline update` print.
 
     python3 reports/spread.py ci/baselines/NODE.json [--all-metrics] [--filter REGEX]
 
-The baseline is checked by the rules of the C++ reader, and the spread recomputed from the run
-medians as the C++ baseline does; a result file is refused (one run has no spread). Exit codes: 0 printed, 3 bad input or
+The baseline is read by pathbench itself (`pathbench export --json-lines --as baseline`), which
+also gives each metric's spread of the run medians; a result file is refused (one run has no spread). Exit codes: 0 printed, 3 bad input or
 usage (the message names the file and the JSON pointer of the field).
 """
 from __future__ import annotations

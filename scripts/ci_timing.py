@@ -8,8 +8,10 @@ fuzz.status (scripts/fuzz.sh's one line per harness). This script turns them int
 that docs/ci-timing.md holds; scripts/test.sh renders it into build/ci-timing/ci-timing.md after
 every run, and `--out docs/ci-timing.md --title ...` keeps the committed copy current.
 
-Usage: scripts/ci_timing.py [DIR] [--out FILE] [--title TEXT] [--slowest N]
-Exit 0; 3 when DIR holds no stages.tsv or a file in it cannot be read.
+Usage: scripts/ci_timing.py [DIR...] [--label TEXT...] [--out FILE] [--title TEXT] [--slowest N]
+  Several DIRs (a cold-cache and a warm-cache run, say) become one page with a section each,
+  headed by its --label (given once per DIR, in order).
+Exit 0; 3 when a DIR holds no stages.tsv or a file in it cannot be read.
 """
 from __future__ import annotations
 
@@ -128,11 +130,10 @@ def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s" if seconds >= 60 else f"{seconds:.1f} s"
 
 
-def render(stages: list[Stage], folder: Path, title: str, slowest: int) -> str:
+def render(stages: list[Stage], folder: Path, heading: str, slowest: int) -> str:
     total = sum(s.seconds for s in stages)
-    lines = [f"# {title}", "",
-             "Written by `scripts/ci_timing.py` from the `build/ci-timing/` folder that `scripts/test.sh` fills; "
-             "the test times are ctest's, per test process (two run at a time on two cores).", "",
+    sub = "#" * (heading.count("#", 0, heading.index(" ")) + 1)
+    lines = [heading, "",
              "| stage | wall time | share | tests (passed / failed / skipped) | compiler cache (hits / misses) |",
              "|---|---:|---:|---|---|"]
     for s in stages:
@@ -149,7 +150,7 @@ def render(stages: list[Stage], folder: Path, title: str, slowest: int) -> str:
     for s in stages:
         if not s.tests:
             continue
-        lines += ["", f"## {s.name}: where the test time goes", "",
+        lines += ["", f"{sub} {s.name}: where the test time goes", "",
                   "| tests | count | summed time |", "|---|---:|---:|"]
         groups: dict[str, list[TestTime]] = defaultdict(list)
         for t in s.tests:
@@ -161,15 +162,16 @@ def render(stages: list[Stage], folder: Path, title: str, slowest: int) -> str:
             lines.append(f"| `{t.name}` | {t.seconds:.1f} s | {t.status} |")
     fuzz = folder / "fuzz.status"
     if fuzz.is_file():
-        lines += ["", "## fuzz: per harness", "", "```", *read_text(fuzz).splitlines(), "```"]
+        lines += ["", f"{sub} fuzz: per harness", "", "```", *read_text(fuzz).splitlines(), "```"]
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="ci_timing.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folder", nargs="?", type=Path, default=ROOT / "build" / "ci-timing",
+    parser.add_argument("folders", nargs="*", type=Path, default=[ROOT / "build" / "ci-timing"],
                         help="what scripts/test.sh wrote (default build/ci-timing)")
+    parser.add_argument("--label", action="append", default=[], help="a section heading per folder, in order")
     parser.add_argument("--out", type=Path, help="write the table here (default: stdout)")
     parser.add_argument("--title", default="Where the test run's time goes", help="the page's heading")
     parser.add_argument("--slowest", type=int, default=15, help="how many of the slowest tests to list per stage")
@@ -177,17 +179,26 @@ def main() -> int:
         args = parser.parse_args()
     except SystemExit as e:
         return 3 if e.code not in (0, None) else 0
+    if args.label and len(args.label) != len(args.folders):
+        print(f"ci_timing.py: {len(args.label)} --label for {len(args.folders)} folders", file=sys.stderr)
+        return 3
+    parts = [f"# {args.title}", "",
+             "Written by `scripts/ci_timing.py` from the `build/ci-timing/` folder that `scripts/test.sh` fills; "
+             "the test times are ctest's, per test process (two run at a time on two cores).", ""]
     try:
-        stages = read_stages(args.folder)
-        for s in stages:
-            junit = args.folder / f"{s.name}.junit.xml"
-            if junit.is_file():
-                s.tests = read_tests(junit, read_labels(args.folder / f"{s.name}.tests.json"))
-            s.ccache = read_ccache(args.folder, s.name)
-        text = render(stages, args.folder, args.title, max(args.slowest, 0))
+        for i, folder in enumerate(args.folders):
+            stages = read_stages(folder)
+            for s in stages:
+                junit = folder / f"{s.name}.junit.xml"
+                if junit.is_file():
+                    s.tests = read_tests(junit, read_labels(folder / f"{s.name}.tests.json"))
+                s.ccache = read_ccache(folder, s.name)
+            heading = f"## {args.label[i]}" if args.label else "## Stages"
+            parts.append(render(stages, folder, heading, max(args.slowest, 0)))
     except BadInput as e:
         print(f"ci_timing.py: {e}", file=sys.stderr)
         return 3
+    text = "\n".join(parts)
     if args.out:
         try:
             tmp = args.out.with_name(args.out.name + ".tmp")

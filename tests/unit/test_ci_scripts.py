@@ -137,6 +137,24 @@ class CiTiming(unittest.TestCase):
             self.assertLess(slowest.index("e2e_cli"), slowest.index("Suite.Two"))
             self.assertNotIn("Suite.One", slowest)
 
+    def test_two_runs_become_two_labelled_sections(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            cold, warm = Path(d) / "cold", Path(d) / "warm"
+            for folder, seconds in ((cold, 600), (warm, 60)):
+                folder.mkdir()
+                (folder / "stages.tsv").write_text(f"release-build\t{seconds}\t0\n")
+            out = self.run_script(cold, warm, "--label", "Cold cache", "--label", "Warm cache",
+                                  "--title", "CI time")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            text = out.stdout
+            self.assertTrue(text.startswith("# CI time\n"))
+            self.assertLess(text.index("## Cold cache"), text.index("| release-build | 10 min 0 s |"))
+            self.assertLess(text.index("| release-build | 10 min 0 s |"), text.index("## Warm cache"))
+            self.assertLess(text.index("## Warm cache"), text.index("| release-build | 1 min 0 s |"))
+            out = self.run_script(cold, warm, "--label", "only one")
+            self.assertEqual(out.returncode, 3)
+            self.assertIn("--label", out.stderr)
+
     def test_bad_folders_exit_3_naming_the_file(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             folder = Path(d)

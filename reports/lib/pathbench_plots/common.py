@@ -73,17 +73,17 @@ PAGE_ORDER = ["4k", "thp", "hugetlb"]
 # Input
 
 
-# A result is read by the rules of the C++ reader (lib/pathbench_result_file.py); what it accepts, the plots
-# draw or say why they cannot.
+# A result is read by pathbench itself (lib/pathbench_result_file.py runs `pathbench export
+# --json-lines`); what it accepts, the plots draw or say why they cannot.
 if TYPE_CHECKING:
-    from result_file import InputError, Result as LoadedResult
+    from pathbench_result_file import InputError, Result as LoadedResult
 else:
     InputError = rf.InputError
     LoadedResult = rf.Result
 
 
 def load_result(path: Path | str) -> LoadedResult:
-    """Reads a pathbench.result/v1 file; InputError where the C++ reader would refuse it."""
+    """Reads a pathbench.result/v1 file; InputError where pathbench refuses it."""
     result: LoadedResult = rf.load_result(path)
     return result
 
