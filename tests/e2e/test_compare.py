@@ -1117,8 +1117,9 @@ class RunOutputs(TempDirTest):
         for b in benchmarks:
             self.assertTrue(any(b["name"].startswith(i) for i in ids), b["name"])
 
-        # The result is a valid baseline for itself.
-        self.assert_exit(pathbench("compare", out, out), EXIT_OK)
+        # The result is a valid baseline for itself. --allow-noisy: a real run on a CI machine whose
+        # hypervisor may steal its CPUs (seen: 5.3 % steal, exit 2); the noise rule has its own tests.
+        self.assert_exit(pathbench("compare", out, out, "--allow-noisy"), EXIT_OK)
 
     def test_unknown_benchmark_out_format_fails_before_measuring(self) -> None:
         scenario = self.write("tiny.json", tiny_scenario())
@@ -1145,9 +1146,10 @@ class RunOutputs(TempDirTest):
         for case in result["cases"]:
             self.assertEqual(case.get("gate"), gate, case["id"])
 
-        # The gate block drives the comparison: time_per_copy is gated at 12 %.
+        # The gate block drives the comparison: time_per_copy is gated at 12 %. --allow-noisy: a
+        # real run, as above.
         json_out = self.tmp / "compare.json"
-        self.assert_exit(pathbench("compare", out, out, "--json", json_out), EXIT_OK)
+        self.assert_exit(pathbench("compare", out, out, "--json", json_out, "--allow-noisy"), EXIT_OK)
         for case in json.loads(json_out.read_text(encoding="utf-8"))["cases"]:
             thresholds = {m["name"]: m["threshold_pct"] for m in case["metrics"]}
             self.assertEqual(thresholds, {"bandwidth": 7, "time_per_copy": 12}, case["id"])
