@@ -115,6 +115,8 @@ def read_ccache(folder: Path, stage: str) -> dict[str, int]:
     if not (before.is_file() and after.is_file()):
         return {}
     b, a = stats(before), stats(after)
+    if not a:  # no ccache after the build either: nothing to count
+        return {}
     delta = {k: a.get(k, 0) - b.get(k, 0) for k in a}
     hits = delta.get("direct_cache_hit", 0) + delta.get("preprocessed_cache_hit", 0)
     return {"hits": hits, "misses": delta.get("cache_miss", 0)}

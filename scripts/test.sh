@@ -65,7 +65,9 @@ stage() {
   return $rc
 }
 ccache_stats() {  # ccache_stats FILE: the cache's counters, for the hits of one build
-  if command -v ccache >/dev/null; then ccache --print-stats > "$1" 2>/dev/null || true; fi
+  # Before setup.sh has installed ccache (a fresh machine) the counters are nothing yet: an empty
+  # file, so the first build's hits and misses are all of what it leaves.
+  if command -v ccache >/dev/null; then ccache --print-stats > "$1" 2>/dev/null || true; else : > "$1"; fi
 }
 build() {  # build STAGE PRESET [setup.sh arguments...]
   local name="$1"

@@ -136,6 +136,14 @@ class CiTiming(unittest.TestCase):
             slowest = text.split("Slowest 2:")[1]
             self.assertLess(slowest.index("e2e_cli"), slowest.index("Suite.Two"))
             self.assertNotIn("Suite.One", slowest)
+            # A fresh machine: ccache installed by the build itself (nothing before it), and a
+            # machine without ccache at all (nothing after either).
+            (folder / "release-build.ccache-before").write_text("")
+            self.assertIn("| release-build | 1 min 30 s | 75 % |  | 113 / 7 |",
+                          self.run_script(folder).stdout)
+            (folder / "release-build.ccache-after").write_text("")
+            self.assertIn("| release-build | 1 min 30 s | 75 % |  |  |",
+                          self.run_script(folder).stdout)
 
     def test_two_runs_become_two_labelled_sections(self) -> None:
         with tempfile.TemporaryDirectory() as d:
