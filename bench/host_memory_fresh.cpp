@@ -8,6 +8,8 @@
 #include "measure/thp_fault_conditions.hpp"
 #include "placement/buffer_checks.hpp"
 #include "placement/memory_lock.hpp"
+#include "placement/memory_policy.hpp"
+#include "placement/page_placement.hpp"
 #include "placement/smaps.hpp"
 #include "placement/thread_placement.hpp"
 
@@ -36,7 +38,7 @@ class FreshBufferBench final : public CaseBench {
 
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
   std::vector<MetricSpec> metrics() const override {
-    return host_memory_metrics(p_.measure, page_size_label(page_bytes_));
+    return host_memory_metrics(p_, page_size_label(page_bytes_));
   }
   std::string timing_detail() const override {
     return std::string("host steady clock around the ") + action() + " of one fresh " +
@@ -57,6 +59,11 @@ class FreshBufferBench final : public CaseBench {
     Sample sample{seconds, {seconds / (size / kGiB)}};
     if (p_.measure == Measure::kFirstTouch) {
       sample.values.push_back(seconds / (size / static_cast<double>(page_bytes_)));
+      if (p_.policy) {
+        const PagePlacement placed = query_page_placement(buffer_->data(), mapped_);
+        sample.values.push_back(misplaced_share(placed.pages_per_node, *p_.policy, p_.target_node(),
+                                                p_.interleave_nodes));
+      }
     }
     return sample;
   }
@@ -67,7 +74,10 @@ class FreshBufferBench final : public CaseBench {
       const LockState lock = query_lock_state(buffer_->data(), mapped_);
       checks.push_back({"buffer_locked", lock.locked(), lock.describe(), lock.locked_kb});
     }
-    add_buffer_checks(checks, "buffer", *buffer_, p_.mem_node, p_.page);
+    add_buffer_checks(checks, "buffer", *buffer_, p_.bound() ? p_.mem_node : std::nullopt, p_.page);
+    if (p_.policy) {
+      checks.push_back(policy_outcome_check(p_, query_page_placement(buffer_->data(), mapped_)));
+    }
     if (thread_.bound()) checks.push_back(thread_.check());
     log_.record(std::move(checks));
     lock_ = MemoryLock();

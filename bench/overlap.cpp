@@ -21,7 +21,7 @@ const IntegerAxis kIterations{"iterations", 2, 10000, "batches per sample (defau
 OverlapRequest decode(const CaseSpec& spec) {
   return {kVariant.decode(spec), static_cast<std::uint64_t>(kKernelUs.decode(spec)) * 1000,
           static_cast<std::uint64_t>(kBytes.decode(spec)),
-          static_cast<int>(kIterations.decode_or(spec, 8))};
+          static_cast<int>(kIterations.decode_or(spec, 8)), decode_host_placement(spec)};
 }
 
 class OverlapFamily final : public DeclaredFamily {
@@ -33,15 +33,19 @@ class OverlapFamily final : public DeclaredFamily {
                         "pinned/copy stream + event wait (the recommended pattern) and "
                         "pinned/copy stream + device synchronisation; overlap is measured on a "
                         "CUPTI timeline",
-                        axis_schemas(kVariant, kKernelUs, kBytes, kIterations),
+                        axis_schemas(kVariant, kKernelUs, kBytes, kIterations, host_node_axis(),
+                                     threads_axis()),
                         {"variant", "kernel_us", "bytes"}}) {}
   // Two batches in flight: double-buffered on both sides.
   MemoryNeeds memory_needs(const CaseSpec& spec) const override {
     const std::uint64_t bytes = decode(spec).bytes;
     return {2 * bytes, 2 * bytes};
   }
-  Requirements requirements(const CaseSpec&) const override {
-    return std::move(Requirements().gpu());
+  Requirements requirements(const CaseSpec& spec) const override {
+    Requirements needs;
+    needs.gpu();
+    require_host_placement(needs, decode(spec).placement);
+    return needs;
   }
   bool measures_on_timeline() const override { return true; }
   std::optional<std::vector<std::string>> metric_names(const CaseSpec&) const override {

@@ -30,7 +30,10 @@ __global__ void compute_for(unsigned long long ns) { spin_until(global_timer_ns(
 class OverlapBench final : public CaseBench {
  public:
   OverlapBench(const OverlapRequest& r, const Machine& machine, int device)
-      : r_(r), device_(make_current(device)), thread_(machine, machine.gpu_local_node(device)) {
+      : r_(r),
+        device_(make_current(device)),
+        where_(resolve_host_placement(machine, device, r.placement)),
+        thread_(where_.cpus, where_.thread_node, where_.where) {
     int sms = 0;
     PB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     blocks_ = std::max(1, sms);
@@ -38,7 +41,7 @@ class OverlapBench final : public CaseBench {
     for (int i = 0; i < 2; ++i) {
       host_[i] = PlacedHostMemory({pageable ? HostMemoryKind::kPageable : HostMemoryKind::kPinned,
                                    r.bytes, pageable ? std::optional(PageType::k4K) : std::nullopt,
-                                   thread_.node()});
+                                   where_.memory_node});
       fill_pattern({host_[i].data(), r.bytes}, kSeed);
       device_buf_[i] = DeviceMemory(r.bytes);
     }
@@ -191,7 +194,8 @@ class OverlapBench final : public CaseBench {
 
   OverlapRequest r_;
   int device_;
-  ThreadPlacement thread_;
+  ResolvedHostPlacement where_;
+  ThreadPlacement thread_;  // after where_, which it is built from
   int blocks_ = 1;
   std::array<PlacedHostMemory, 2> host_;
   std::array<DeviceMemory, 2> device_buf_;

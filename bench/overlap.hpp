@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "measure/family.hpp"
+#include "measure/host_placement.hpp"
 
 namespace pathbench {
 
@@ -24,6 +25,7 @@ struct OverlapRequest {
   std::uint64_t kernel_ns = 0;
   std::uint64_t bytes = 0;
   int iterations = 8;
+  HostPlacementRequest placement;  // the host buffers' node and the issuing thread's CPUs
 };
 
 // The metrics an overlap case records, in order.

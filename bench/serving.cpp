@@ -52,8 +52,8 @@ const IntegerAxis kRequests{"requests", 10, 1000000, "requests per repetition (d
 const IntegerAxis kRate{"rate_per_s", 1, 10000000, "mean arrival rate, requests per second"};
 const IntegerAxis kBurstSize{"burst_size", 1, 10000, "requests per burst (default 8)"};
 const IntegerAxis kSubmitters{"submitters", 1, 16,
-                              "host threads issuing requests, each with its own stream, bound "
-                              "to the GPU's NUMA node (default 1)"};
+                              "host threads issuing requests, each with its own stream, placed "
+                              "as the threads axis says (default 1)"};
 const EnumAxis<bool> kPriority{"request_priority",
                                {{"normal", false}, {"high", true}},
                                "the request streams' priority (default normal)"};
@@ -118,6 +118,7 @@ ServingRequest decode(const CaseSpec& spec, TraceCache& traces) {
   r.rate_per_s = static_cast<double>(kRate.decode_or(spec, 0));
   r.burst_size = static_cast<int>(kBurstSize.decode_or(spec, 8));
   r.submitters = static_cast<int>(kSubmitters.decode_or(spec, 1));
+  r.placement = decode_host_placement(spec);
   r.high_priority = kPriority.decode_or(spec, false);
   r.background = kBackground.decode_or(spec, ServingBackground::kNone);
   r.bulk_bytes = static_cast<std::uint64_t>(kBulkBytes.decode_or(spec, kDefaultBulk));
@@ -154,7 +155,7 @@ class ServingFamily final : public DeclaredFamily {
              with_trace(axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes, kKernelUs,
                                      kRequests, kRate, kBurstSize, kSubmitters, kPriority,
                                      kBackground, kBulkBytes, kBulkChunk, kChunkBytes, kPoolSlots,
-                                     kGpuTimeline)),
+                                     kGpuTimeline, host_node_axis(), threads_axis())),
              {"strategy"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
@@ -227,8 +228,11 @@ class ServingFamily final : public DeclaredFamily {
         r.submitters * 2 * per_submitter + static_cast<std::uint64_t>(r.pool_slots) * slot + bulk,
         r.submitters * per_submitter + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
   }
-  Requirements requirements(const CaseSpec&) const override {
-    return std::move(Requirements().gpu());
+  Requirements requirements(const CaseSpec& spec) const override {
+    Requirements needs;
+    needs.gpu();
+    require_host_placement(needs, decode_host_placement(spec));
+    return needs;
   }
   std::optional<std::vector<std::string>> metric_names(const CaseSpec& spec) const override {
     return metric_names_of(serving_metrics(decode(spec, traces_)));

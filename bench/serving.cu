@@ -24,6 +24,8 @@
 #include "measure/placed_host_memory.hpp"
 #include "measure/sample_builder.hpp"
 #include "measure/timeline_checks.hpp"
+#include "placement/buffer_checks.hpp"
+#include "placement/memory_policy.hpp"
 #include "placement/thread_placement.hpp"
 #include "scenario/request_stream.hpp"
 #include "timeline/cupti_timeline.hpp"
@@ -57,15 +59,32 @@ __global__ void decode_step(const unsigned long long* input, std::size_t words,
 // Request q's mark in the first word of page p: every request's data differs on every page.
 std::uint64_t stamp(std::uint64_t q, std::uint64_t p) { return splitmix64((q << 24) ^ p ^ kSeed); }
 
+// The pool's slots, pinned on the case's memory node; the first slot's placement is checked.
 class PinnedSlotMemory final : public SlotMemory {
  public:
+  explicit PinnedSlotMemory(std::optional<int> node) : node_(node) {}
   std::byte* allocate(std::size_t bytes) override {
+    // The driver faults pinned pages in on this thread, under the thread's policy.
+    std::optional<MemoryPolicyScope> policy;
+    if (node_) policy.emplace(*node_);
     void* p = nullptr;
-    return cudaHostAlloc(&p, bytes, cudaHostAllocDefault) == cudaSuccess
-               ? static_cast<std::byte*>(p)
-               : nullptr;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocDefault) != cudaSuccess) return nullptr;
+    std::lock_guard lock(mutex_);
+    if (!first_slot_) {
+      first_slot_ = page_placement_check("host_placement_slots", p, bytes, node_, true);
+    }
+    return static_cast<std::byte*>(p);
   }
   void free(std::byte* memory, std::size_t) noexcept override { cudaFreeHost(memory); }
+  std::optional<Check> placement() const {
+    std::lock_guard lock(mutex_);
+    return first_slot_;
+  }
+
+ private:
+  std::optional<int> node_;
+  mutable std::mutex mutex_;
+  std::optional<Check> first_slot_;
 };
 
 // Events for the pool's completions, reused once the pool is done with them: creating one per
@@ -115,25 +134,25 @@ class RecordedCompletion final : public Completion {
 
 // One submitter: its stream, device buffers and host buffers, and the requests it issues.
 struct Lane {
-  Lane(int priority, std::uint64_t request_bytes, std::uint64_t response_bytes, bool pinned,
-       PlacedHostMemory source_memory, PlacedHostMemory response_memory)
+  Lane(int priority, std::uint64_t request_bytes, std::uint64_t response_bytes,
+       PlacedHostMemory source_memory, PlacedHostMemory response_memory,
+       PlacedHostMemory pinned_response_memory)
       : stream(priority),
         input(request_bytes),
         output(std::max<std::uint64_t>(response_bytes, 8)),
         source(std::move(source_memory)),
-        response(std::move(response_memory)) {
-    if (pinned) pinned_response = PinnedHostMemory(std::max<std::uint64_t>(response_bytes, 8));
-  }
+        response(std::move(response_memory)),
+        pinned_response(std::move(pinned_response_memory)) {}
   // Where the response goes: pinned memory for the strategies that copy from pinned memory, so
   // that the D2H copy stays asynchronous; pageable memory for the others.
   std::byte* response_buffer() {
-    return pinned_response.get() != nullptr ? pinned_response.get() : response.data();
+    return pinned_response.data() != nullptr ? pinned_response.data() : response.data();
   }
   Stream stream;
   DeviceMemory input, output;
-  PlacedHostMemory source, response;  // pageable, on the GPU's node
-  PinnedHostMemory pinned_response;
-  std::vector<PinnedHostMemory> ring;    // preallocated_pinned: the data already pinned
+  PlacedHostMemory source, response;     // pageable, on the case's memory node
+  PlacedHostMemory pinned_response;      // empty for pageable and pin_per_request
+  std::vector<PlacedHostMemory> ring;    // preallocated_pinned: the data already pinned
   std::vector<std::size_t> requests;     // indices into the repetition's schedule
   std::atomic<std::size_t> enqueued{0};  // requests issued so far
 };
@@ -142,16 +161,16 @@ class ServingBench final : public CaseBench {
  public:
   ServingBench(const ServingRequest& r, const Machine& machine, int device)
       : r_(r),
-        machine_(machine),
         device_(make_current(device)),
-        node_(machine.gpu_local_node(device)),
+        where_(resolve_host_placement(machine, device, r.placement)),
         h2d_done_(events(r.requests)),
         done_(events(r.requests)),
         checksums_(8 * static_cast<std::size_t>(r.requests)),
         expected_(r.requests),
         arrival_(r.requests),
         h2d_at_(r.requests),
-        done_at_(r.requests) {
+        done_at_(r.requests),
+        slot_memory_(where_.memory_node) {
     int least = 0, greatest = 0;
     PB_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     int sms = 0;
@@ -161,13 +180,14 @@ class ServingBench final : public CaseBench {
     for (int l = 0; l < r.submitters; ++l) {
       const bool pinned_response =
           r.strategy != ServingStrategy::kPageable && r.strategy != ServingStrategy::kPinPerRequest;
-      auto lane = std::make_unique<Lane>(r.high_priority ? greatest : least, r.request_bytes,
-                                         r.response_bytes, pinned_response,
-                                         pageable(r.request_bytes), pageable(r.response_bytes));
+      auto lane = std::make_unique<Lane>(
+          r.high_priority ? greatest : least, r.request_bytes, r.response_bytes,
+          pageable(r.request_bytes), pageable(r.response_bytes),
+          pinned_response ? pinned(r.response_bytes) : PlacedHostMemory());
       fill_pattern({lane->source.data(), r.request_bytes}, kSeed);
       for (int s = 0; prealloc && s < r.pool_slots; ++s) {
-        lane->ring.emplace_back(r.request_bytes);
-        std::memcpy(lane->ring.back().get(), lane->source.data(), r.request_bytes);
+        lane->ring.push_back(pinned(r.request_bytes));
+        std::memcpy(lane->ring.back().data(), lane->source.data(), r.request_bytes);
       }
       lanes_.push_back(std::move(lane));
     }
@@ -185,15 +205,19 @@ class ServingBench final : public CaseBench {
       at = sum;
     }
     if (r.background != ServingBackground::kNone) {
-      bulk_host_ = PinnedHostMemory(r.bulk_bytes);
+      bulk_host_ = pinned(r.bulk_bytes);
       bulk_device_ = DeviceMemory(r.bulk_bytes);
       PB_CUDA(cudaMemset(bulk_device_.get(), 0, r.bulk_bytes));
     }
     placement_ = lanes_[0]->source.checks("request buffers");
-    if (prealloc) {
-      placement_.push_back(host_memory_kind_check(lanes_[0]->ring[0].get(), cudaMemoryTypeHost,
-                                                  "preallocated request buffer"));
+    const auto add = [this](const PlacedHostMemory& memory, const char* what, const char* suffix) {
+      std::ranges::move(memory.checks(what, suffix), std::back_inserter(placement_));
+    };
+    if (prealloc) add(lanes_[0]->ring[0], "preallocated request buffer", "_ring");
+    if (lanes_[0]->pinned_response.data() != nullptr) {
+      add(lanes_[0]->pinned_response, "pinned response buffer", "_response");
     }
+    if (bulk_host_.data() != nullptr) add(bulk_host_, "bulk transfer's host buffer", "_bulk");
   }
 
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
@@ -279,6 +303,7 @@ class ServingBench final : public CaseBench {
 
   std::vector<Check> checks() const override {
     std::vector<Check> all = placement_;
+    if (auto slots = slot_memory_.placement()) all.push_back(*slots);
     for (const auto& c : thread_checks_) all.push_back(c);
     all.push_back({"request_data", verified_ > 0,
                    verified_ > 0 ? "every request's data matched on the GPU, in every sample"
@@ -346,8 +371,12 @@ class ServingBench final : public CaseBench {
   }
 
   PlacedHostMemory pageable(std::uint64_t bytes) const {
-    return PlacedHostMemory(
-        {HostMemoryKind::kPageable, std::max<std::uint64_t>(bytes, 8), PageType::k4K, node_});
+    return PlacedHostMemory({HostMemoryKind::kPageable, std::max<std::uint64_t>(bytes, 8),
+                             PageType::k4K, where_.memory_node});
+  }
+  PlacedHostMemory pinned(std::uint64_t bytes) const {
+    return PlacedHostMemory({HostMemoryKind::kPinned, std::max<std::uint64_t>(bytes, 8),
+                             std::nullopt, where_.memory_node});
   }
 
   // Arrival times of repetition `rep`, seconds from its start (empty: back to back).
@@ -404,7 +433,7 @@ class ServingBench final : public CaseBench {
       return [&, body, record_placement] {
         try {
           make_current(device_);
-          ThreadPlacement placement(machine_, node_);
+          ThreadPlacement placement(where_.cpus, where_.thread_node, where_.where);
           body();
           if (rep == 1 && record_placement) {
             std::lock_guard lock(error_mutex);
@@ -503,7 +532,7 @@ class ServingBench final : public CaseBench {
         wait_for_event(h2d_done_[lane.requests[k - lane.ring.size()]].get(),
                        "a request's H2D copy");
       }
-      data = lane.ring[slot].get();
+      data = lane.ring[slot].data();
     }
     const std::size_t words = r_.h2d_bytes(q) / 8;
     std::uint64_t sum = unstamped_sums_.at(words);
@@ -554,7 +583,7 @@ class ServingBench final : public CaseBench {
       }
       case ServingStrategy::kPreallocatedPinned:
         if (bytes > 0) {
-          copy(input, lane.ring[k % lane.ring.size()].get(), bytes, cudaMemcpyHostToDevice, s);
+          copy(input, lane.ring[k % lane.ring.size()].data(), bytes, cudaMemcpyHostToDevice, s);
         }
         break;
     }
@@ -595,7 +624,7 @@ class ServingBench final : public CaseBench {
       }
       for (std::uint64_t off = 0; off < r_.bulk_bytes; off += r_.bulk_chunk_bytes) {
         const std::size_t n = std::min(r_.bulk_chunk_bytes, r_.bulk_bytes - off);
-        std::byte* host = bulk_host_.get() + off;
+        std::byte* host = bulk_host_.data() + off;
         std::byte* dev = bulk_device_.get() + off;
         PB_CUDA(cudaMemcpyAsync(same ? static_cast<void*>(dev) : host, same ? host : dev, n,
                                 same ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
@@ -665,9 +694,8 @@ class ServingBench final : public CaseBench {
   }
 
   ServingRequest r_;
-  const Machine& machine_;
   int device_;
-  std::optional<int> node_;
+  ResolvedHostPlacement where_;
   int blocks_ = 1;
   std::vector<Event> h2d_done_, done_;
   DeviceMemory checksums_;
@@ -675,10 +703,10 @@ class ServingBench final : public CaseBench {
   std::vector<double> arrival_, h2d_at_, done_at_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::map<std::size_t, std::uint64_t> unstamped_sums_;  // words -> their unstamped sum
-  PinnedSlotMemory slot_memory_;
+  PinnedSlotMemory slot_memory_;                         // after where_: placed on its memory node
   EventRecycler events_;
   Stream bulk_stream_;
-  PinnedHostMemory bulk_host_;
+  PlacedHostMemory bulk_host_;
   DeviceMemory bulk_device_;
   std::atomic<std::uint64_t> copies_{0};
   std::atomic<bool> abort_{false};

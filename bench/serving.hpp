@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "measure/family.hpp"
+#include "measure/host_placement.hpp"
 #include "scenario/request_stream.hpp"
 
 namespace pathbench {
@@ -35,6 +36,9 @@ struct ServingRequest {
   double rate_per_s = 0;             // poisson and bursts
   int burst_size = 8;
   int submitters = 1;
+  // Where the host memory (request buffers, staging slots, pinned buffers) and the submitter and
+  // completion threads are.
+  HostPlacementRequest placement;
   bool high_priority = false;  // request streams at the device's greatest priority
   ServingBackground background = ServingBackground::kNone;
   std::uint64_t bulk_bytes = 0;

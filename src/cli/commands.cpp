@@ -180,6 +180,7 @@ int run_command(const RunOptions& options) {
   const FamilyRegistry families = builtin_families();
   Inventory inventory = collect_inventory(InventoryOptions{options.node_type});
   Machine machine = machine_for(inventory, options.devices, options.max_pinned_pct);
+  machine.numa_balancing_change_allowed = options.allow_numa_balancing_change;
   machine.storage_dir = options.storage_dir;
   check_device_option(machine, options.device, options.device_given);
   RunPlan plan = make_plan(options.scenarios, options.filter, families, machine, options.device);
@@ -310,7 +311,8 @@ int run_command(const RunOptions& options) {
 int list_command(const ListOptions& options) {
   const FamilyRegistry families = builtin_families();
   const Inventory inventory = collect_inventory(InventoryOptions{});
-  const Machine machine = machine_for(inventory, options.devices, options.max_pinned_pct);
+  Machine machine = machine_for(inventory, options.devices, options.max_pinned_pct);
+  machine.numa_balancing_change_allowed = options.allow_numa_balancing_change;
   check_device_option(machine, options.device, options.device_given);
   const RunPlan plan =
       make_plan(options.scenarios, options.filter, families, machine, options.device);

@@ -17,7 +17,8 @@ struct RunOptions {
   int device = 0;
   bool device_given = false;    // --device was on the command line: it must name a usable GPU
   std::string devices = "all";  // --devices: the GPUs of multi-GPU families (peer pairs)
-  int max_pinned_pct = kDefaultPinCapPct;  // --max-pinned-pct: cap of pinning-pressure cases
+  int max_pinned_pct = kDefaultPinCapPct;    // --max-pinned-pct: cap of pinning-pressure cases
+  bool allow_numa_balancing_change = false;  // --allow-numa-balancing-change
   std::string node_type;
   std::string storage_dir;    // --storage-dir DIR: where the storage family writes its files
   std::string timeline_dir;   // --timeline DIR: a Chrome trace of one extra sample per case
@@ -36,6 +37,7 @@ struct ListOptions {
   bool device_given = false;
   std::string devices = "all";
   int max_pinned_pct = kDefaultPinCapPct;
+  bool allow_numa_balancing_change = false;  // --allow-numa-balancing-change
 };
 
 struct InventoryOptionsCli {

@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
                    "pinned_pct) may lock, in percent: an integer in [0, 90], default 50. A case "
                    "asking for more is skipped, saying so")
       ->type_name("P");
+  run_cmd->add_flag("--allow-numa-balancing-change", run.allow_numa_balancing_change,
+                    "Let host_memory cases with a numa_balancing axis set "
+                    "/proc/sys/kernel/numa_balancing (system-wide, as root) for their duration "
+                    "and restore it after; without it they are skipped, saying so");
   run_cmd->add_flag("--resume", run.resume,
                     "Continue the incomplete result at --out (a run stopped by a signal, a full "
                     "disk or a kill): the cases it finished stay, the rest run; the same scenario "
@@ -324,6 +328,9 @@ int main(int argc, char** argv) {
       ->add_option("--max-pinned-pct", list_pin_cap_text,
                    "As for run: the pinning cap that decides which cases would skip")
       ->type_name("P");
+
+  list_cmd->add_flag("--allow-numa-balancing-change", list.allow_numa_balancing_change,
+                     "As for run: whether numa_balancing cases would run or skip");
 
   cli::InventoryOptionsCli inventory;
   auto* inventory_cmd = app.add_subcommand(

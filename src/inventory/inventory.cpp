@@ -180,6 +180,7 @@ Machine machine_from(const Inventory& inventory) {
   machine.hugetlb_free_pages = inventory.hugepages_free;
   if (inventory.hugepage_bytes != 0) machine.hugetlb_page_bytes = inventory.hugepage_bytes;
   machine.thp_enabled = inventory.thp_enabled;
+  machine.numa_balancing = inventory.numa_balancing;
   machine.memlock_limit_bytes = inventory.memlock_limit_bytes;
   machine.cuda_unavailable_reason = inventory.cuda_unavailable_reason;
   for (const auto& gpu : inventory.gpus) {

@@ -47,6 +47,15 @@ std::optional<int> Machine::gpu_remote_node(int gpu_index) const {
   return memory_only;
 }
 
+std::optional<int> Machine::gpu_remote_cpu_node(int gpu_index) const {
+  const auto remote = gpu_remote_node(gpu_index);
+  // gpu_remote_node prefers a node with CPUs: it has none only when no other node has any.
+  if (!remote) return std::nullopt;
+  const auto* cpus = cpus_of_node(*remote);
+  if (cpus == nullptr || cpus->empty()) return std::nullopt;
+  return remote;
+}
+
 const GpuLink* Machine::link(int from, int to) const {
   for (const auto& l : links) {
     if (l.from == from && l.to == to) return &l;

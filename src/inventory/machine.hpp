@@ -45,6 +45,10 @@ struct Machine {
   // --max-pinned-pct`, by default kDefaultPinCapPct. A case that asks for more is skipped, saying
   // so.
   int pin_cap_pct = kDefaultPinCapPct;
+  // /proc/sys/kernel/numa_balancing when readable, and whether this run may change it for a case
+  // (`run --allow-numa-balancing-change`): a system-wide setting is never changed unasked.
+  std::optional<int> numa_balancing;
+  bool numa_balancing_change_allowed = false;
   // Where the storage family writes its test files: `run --storage-dir`; empty means
   // ./.pathbench-storage (bench/storage.hpp).
   std::string storage_dir;
@@ -58,6 +62,8 @@ struct Machine {
   std::optional<int> gpu_local_node(int gpu_index) const;
   // Some node other than the GPU's local node, if the machine has one with memory.
   std::optional<int> gpu_remote_node(int gpu_index) const;
+  // Some node other than the GPU's local node with CPUs this process may run on.
+  std::optional<int> gpu_remote_cpu_node(int gpu_index) const;
   // The link from GPU `from` to GPU `to`, when the inventory has it.
   const GpuLink* link(int from, int to) const;
 };

@@ -178,6 +178,43 @@ Requirements& Requirements::gpu_numa_node(bool remote) {
   });
 }
 
+Requirements& Requirements::gpu_remote_cpus() {
+  return custom([](const Machine& m, int device) -> std::optional<std::string> {
+    if (auto why = unknown_gpu_node(m, device)) return why;
+    if (!m.gpu_remote_cpu_node(device)) {
+      return "threads=remote needs a second NUMA node with CPUs this process may run on; this "
+             "machine has " +
+             std::to_string(m.numa_nodes.size()) + " (the GPU's node is " +
+             std::to_string(*m.gpu_local_node(device)) + ")";
+    }
+    return std::nullopt;
+  });
+}
+
+Requirements& Requirements::numa_balancing_change(int value) {
+  return custom([value](const Machine& m, int) -> std::optional<std::string> {
+    const std::string axis = std::string("numa_balancing=") + (value != 0 ? "on" : "off");
+    if (m.numa_nodes.size() < 2) {
+      return axis +
+             " needs two NUMA nodes with memory (automatic NUMA balancing moves pages "
+             "between nodes); this machine has " +
+             std::to_string(m.numa_nodes.size());
+    }
+    if (!m.numa_balancing) {
+      return axis +
+             ": /proc/sys/kernel/numa_balancing is not readable here (a kernel without "
+             "CONFIG_NUMA_BALANCING, or a container that hides it)";
+    }
+    if (!m.numa_balancing_change_allowed) {
+      return axis + " sets /proc/sys/kernel/numa_balancing (now " +
+             std::to_string(*m.numa_balancing) +
+             ", system-wide) for the case and restores it after: pass "
+             "--allow-numa-balancing-change (as root) to let pathbench do so";
+    }
+    return std::nullopt;
+  });
+}
+
 Requirements& Requirements::numa_node_of_every_selected_gpu() {
   return custom([](const Machine& m, int) -> std::optional<std::string> {
     for (int gpu : gpus_in_use(m)) {

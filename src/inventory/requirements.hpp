@@ -31,10 +31,16 @@ class Requirements {
   // The NUMA node of the --device GPU is known (host memory placed relative to it); with
   // `remote`, another node with memory exists too.
   Requirements& gpu_numa_node(bool remote = false);
+  // A NUMA node other than the --device GPU's has CPUs this process may run on (threads=remote).
+  Requirements& gpu_remote_cpus();
   // Likewise for every GPU in use (each GPU's host buffer on its own node).
   Requirements& numa_node_of_every_selected_gpu();
   // NUMA node `node` exists; with `cpus`, this process may run on some of its CPUs.
   Requirements& numa_node(int node, bool cpus = false);
+  // The case may set /proc/sys/kernel/numa_balancing to `value` for its duration: two NUMA nodes
+  // with memory (nothing to balance otherwise), the setting present, and the run allowed to
+  // change it (--allow-numa-balancing-change).
+  Requirements& numa_balancing_change(int value);
   // Transparent huge pages are not disabled.
   Requirements& transparent_huge_pages();
   // `buffers` buffers of `bytes` each in free hugetlb pages of the default size; with

@@ -180,18 +180,7 @@ std::size_t page_size_of(PageType t) {
 }
 
 void bind_to_node(void* addr, std::size_t len, int node) {
-  const std::string call = "mbind(MPOL_BIND to NUMA node " + std::to_string(node) +
-                           ", MPOL_MF_STRICT, " + std::to_string(len) + " bytes)";
-  if (node < 0) throw SystemError(call, EINVAL);
-  constexpr std::size_t kBitsPerWord = 8 * sizeof(unsigned long);
-  const auto bit = static_cast<std::size_t>(node);
-  std::vector<unsigned long> mask(bit / kBitsPerWord + 1, 0);
-  mask[bit / kBitsPerWord] |= 1UL << (bit % kBitsPerWord);
-  // The kernel reads maxnode - 1 bits (a long-standing off-by-one libnuma also compensates for).
-  const unsigned long maxnode = mask.size() * kBitsPerWord + 1;
-  if (::mbind(addr, len, MPOL_BIND, mask.data(), maxnode, MPOL_MF_STRICT) != 0) {
-    throw SystemError(call, errno);
-  }
+  apply_memory_policy(addr, len, MemoryPolicyMode::kBind, {node});
 }
 
 HostBuffer::HostBuffer(const HostBufferRequest& request)
@@ -271,9 +260,12 @@ HostBuffer::HostBuffer(const HostBufferRequest& request)
     }
   }
 
-  if (request.numa_node) {
+  const bool interleave = request.policy == MemoryPolicyMode::kInterleave;
+  if ((request.numa_node && request.policy != MemoryPolicyMode::kLocal) || interleave) {
     try {
-      bind_to_node(data_, mapped_, *request.numa_node);
+      apply_memory_policy(
+          data_, mapped_, request.policy,
+          interleave ? request.interleave_nodes : std::vector<int>{*request.numa_node});
     } catch (...) {
       unmap(data_, mapped_, request_.page_type);
       throw;

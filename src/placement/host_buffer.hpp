@@ -5,7 +5,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "placement/memory_policy.hpp"
 #include "placement/page_type.hpp"
 
 namespace pathbench {
@@ -14,6 +16,10 @@ struct HostBufferRequest {
   std::size_t bytes = 0;
   PageType page_type = PageType::k4K;
   std::optional<int> numa_node;  // bind (MPOL_BIND) before first touch when set
+  // With a numa_node: bind or preferred to it. Interleave spreads over `interleave_nodes`
+  // instead (numa_node unset); local sets no policy.
+  MemoryPolicyMode policy = MemoryPolicyMode::kBind;
+  std::vector<int> interleave_nodes = {};
 };
 
 // An mmap'd host buffer with a chosen page type, bound to a NUMA node before first touch.

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/errors.hpp"
 
@@ -14,7 +15,13 @@ ThreadPlacement::ThreadPlacement(const Machine& machine, std::optional<int> node
   if (cpus == nullptr || cpus->empty()) return;
   node_ = node;
   cpus_ = *cpus;
+  where_ = "node " + std::to_string(*node);
   scope_.emplace(cpus_);
+}
+
+ThreadPlacement::ThreadPlacement(std::vector<int> cpus, std::optional<int> node, std::string where)
+    : node_(node), cpus_(std::move(cpus)), where_(std::move(where)) {
+  if (!cpus_.empty()) scope_.emplace(cpus_);
 }
 
 Check ThreadPlacement::check(const std::string& who) const {
@@ -27,8 +34,7 @@ Check ThreadPlacement::check(const std::string& who) const {
   const int cpu = sched_getcpu();
   const bool on_node = std::find(cpus_.begin(), cpus_.end(), cpu) != cpus_.end();
   return {"thread_placement", on_node,
-          who + " runs on CPU " + std::to_string(cpu) + " (node " + std::to_string(*node_) + ")",
-          cpu};
+          who + " runs on CPU " + std::to_string(cpu) + " (" + where_ + ")", cpu};
 }
 
 int host_node_for(const Machine& machine, int device, bool remote) {

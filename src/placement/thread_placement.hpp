@@ -18,6 +18,10 @@ class ThreadPlacement {
   // Binds the calling thread to the CPUs of `node` when the machine knows usable ones; otherwise
   // leaves it where the OS put it, and check() says so.
   ThreadPlacement(const Machine& machine, std::optional<int> node);
+  // Binds the calling thread to `cpus` (those of `node`, one CPU of it, or every CPU of the
+  // process when unbound); `where` says which in the check ("node 1 (remote)", "unbound").
+  // Empty `cpus`: left where the OS puts it, as above.
+  ThreadPlacement(std::vector<int> cpus, std::optional<int> node, std::string where);
   ThreadPlacement(const ThreadPlacement&) = delete;
   ThreadPlacement& operator=(const ThreadPlacement&) = delete;
 
@@ -30,6 +34,7 @@ class ThreadPlacement {
  private:
   std::optional<int> node_;
   std::vector<int> cpus_;
+  std::string where_;
   std::optional<ThreadAffinityScope> scope_;  // last member: restores the thread first
 };
 

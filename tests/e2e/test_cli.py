@@ -590,6 +590,48 @@ class TestList(unittest.TestCase):
             self.assertEqual(checks["pinning_pressure"]["value"]["cap_pct"], 30)
             self.assertEqual(checks["pinning_pressure"]["value"]["pinned_bytes"], 0)
 
+    def test_numa_policies_run_and_count_where_pages_landed(self) -> None:
+        # Every policy case of the shipped file runs on a CPU-only machine: pages counted per
+        # node (policy_outcome), the misplaced share measured; the over-capacity cases run the
+        # bind failure path in a capped memory cgroup where one can be made, else skip saying so.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "policy.json"
+            proc = run_pb("run", SOURCE / "scenarios/host_memory.json", "--quick", "--filter",
+                          "policy=", "--out", out, timeout=300)
+            self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+            cases = json.loads(out.read_text())["cases"]
+            by_policy: dict[str, list[dict]] = {}
+            for case in cases:
+                by_policy.setdefault(case["params"]["policy"], []).append(case)
+            self.assertEqual(sorted(by_policy), ["bind", "interleave", "local", "preferred"])
+            for case in cases:
+                with self.subTest(case=case["id"]):
+                    if "memory_cap" in case["params"]:
+                        if case["status"] == "skipped":
+                            self.assertIn("memory_cap", case["reason"])
+                            continue
+                        self.assertEqual(case["status"], "ok", case.get("reason"))
+                        checks = {c["name"]: c for c in case["checks"]}
+                        self.assertTrue(checks["cap_held"]["passed"], checks["cap_held"])
+                        touched = case["metrics"]["touched_share"]["stats"]["median"]
+                        self.assertGreater(touched, 0.0)
+                        if checks["cap_held"]["detail"].find("OOM killer") >= 0:
+                            # 64 MiB of 256 MiB: the child dies after about a quarter.
+                            self.assertLess(touched, 0.5)
+                            self.assertGreaterEqual(case["metrics"]["oom_kills"]["stats"]["median"], 1)
+                        continue
+                    self.assertEqual(case["status"], "ok", case.get("reason"))
+                    checks = {c["name"]: c for c in case["checks"]}
+                    outcome = checks["policy_outcome"]
+                    self.assertTrue(outcome["passed"], outcome)
+                    self.assertEqual(sum(outcome["value"].values()), 4096, outcome)
+                    misplaced = case["metrics"]["misplaced_share"]["stats"]
+                    self.assertGreaterEqual(misplaced["median"], 0.0)
+                    self.assertLessEqual(misplaced["max"], 1.0)
+                    if len(outcome["value"]) == 1:
+                        # One node holds everything: nothing can be misplaced.
+                        self.assertEqual(misplaced["max"], 0.0, outcome)
+
     def test_filter_matching_nothing_exit_3(self) -> None:
         proc = run_pb("list", SOURCE / "scenarios/default.json", "--filter", "^no-such-case$")
         self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))

@@ -95,7 +95,8 @@ TEST(HostMemoryFamily, DescribesItsAxes) {
   std::vector<std::string> names;
   for (const auto& axis : family->axes()) names.push_back(axis.name);
   EXPECT_EQ(names, (std::vector<std::string>{"measure", "page", "cpu_node", "mem_node", "bytes",
-                                             "pinned_pct"}));
+                                             "pinned_pct", "policy", "memory_cap", "touch_node",
+                                             "numa_balancing"}));
   EXPECT_EQ(family->axes()[5].min, 0);
   EXPECT_EQ(family->axes()[5].max, kMaxPinCapPct);
   const auto& measure = family->axes()[0];

@@ -166,7 +166,7 @@ TEST(ServingFamily, TheShippedScenarioFileValidates) {
         << sc.name;
     cases += expanded.size();
   }
-  EXPECT_EQ(cases, 31u);
+  EXPECT_EQ(cases, 47u);
 }
 
 class ServingTrace : public ::testing::Test {
