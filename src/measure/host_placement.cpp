@@ -45,9 +45,8 @@ namespace {
 std::vector<int> all_cpus(const Machine& machine) {
   std::vector<int> cpus;
   for (const auto& node : machine.node_cpus) cpus.insert(cpus.end(), node.begin(), node.end());
-  std::ranges::sort(cpus);
-  const auto [first, last] = std::ranges::unique(cpus);
-  cpus.erase(first, last);
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
   return cpus;
 }
 

@@ -65,8 +65,8 @@ void apply_memory_policy(void* addr, std::size_t len, MemoryPolicyMode mode,
                            std::to_string(len) + " bytes)";
   const bool one_node = mode != MemoryPolicyMode::kInterleave;
   if (nodes.empty() || (one_node && nodes.size() != 1)) throw SystemError(call, EINVAL);
-  const int highest = *std::ranges::max_element(nodes);
-  if (*std::ranges::min_element(nodes) < 0) throw SystemError(call, EINVAL);
+  const int highest = *std::max_element(nodes.begin(), nodes.end());
+  if (*std::min_element(nodes.begin(), nodes.end()) < 0) throw SystemError(call, EINVAL);
   std::vector<unsigned long> mask(static_cast<std::size_t>(highest) / kBitsPerWord + 1, 0);
   for (const int node : nodes) {
     const auto bit = static_cast<std::size_t>(node);
@@ -100,7 +100,7 @@ double misplaced_share(const std::map<int, std::uint64_t>& pages_per_node, Memor
   const double even = static_cast<double>(total) / static_cast<double>(nodes.size());
   double excess = 0;
   for (const auto& [node, pages] : pages_per_node) {
-    const bool in_set = std::ranges::find(nodes, node) != nodes.end();
+    const bool in_set = std::find(nodes.begin(), nodes.end(), node) != nodes.end();
     excess +=
         in_set ? std::max(0.0, static_cast<double>(pages) - even) : static_cast<double>(pages);
   }
