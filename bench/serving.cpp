@@ -61,13 +61,20 @@ const EnumAxis<ServingBackground> kBackground{
     "background",
     {{"none", ServingBackground::kNone},
      {"same_direction", ServingBackground::kSameDirection},
-     {"opposite_direction", ServingBackground::kOppositeDirection}},
-    "a bulk transfer issued on another stream just before each request (default none)"};
+     {"opposite_direction", ServingBackground::kOppositeDirection},
+     {"stream", ServingBackground::kStream}},
+    "same_direction / opposite_direction: a bulk transfer issued on another stream just before "
+    "each request; stream: CPU offload, a host tensor of bulk_bytes streamed to the GPU in "
+    "bulk_chunk_bytes copies through stream_slots pinned slots for the whole repetition, while "
+    "the requests run (default none)"};
 const IntegerAxis kBulkBytes{"bulk_bytes", 1 << 20, 16 * kGiB,
                              "bytes of the background transfer (default 64 MiB)"};
 const IntegerAxis kBulkChunk{"bulk_chunk_bytes", 4096, 16 * kGiB,
                              "the background transfer is issued as copies of this size "
                              "(default: one copy of bulk_bytes)"};
+const IntegerAxis kStreamSlots{"stream_slots", 1, 64,
+                               "background stream: pinned staging slots the tensor is streamed "
+                               "through, each of bulk_chunk_bytes (default 2: double buffering)"};
 const IntegerAxis kChunkBytes{"chunk_bytes", 4096, kGiB,
                               "pinned_pool_chunked: slot and chunk size, a multiple of 4096 "
                               "(default 256 KiB)"};
@@ -123,6 +130,7 @@ ServingRequest decode(const CaseSpec& spec, TraceCache& traces) {
   r.background = kBackground.decode_or(spec, ServingBackground::kNone);
   r.bulk_bytes = static_cast<std::uint64_t>(kBulkBytes.decode_or(spec, kDefaultBulk));
   r.bulk_chunk_bytes = static_cast<std::uint64_t>(kBulkChunk.decode_or(spec, r.bulk_bytes));
+  r.stream_slots = static_cast<int>(kStreamSlots.decode_or(spec, 2));
   r.chunk_bytes = static_cast<std::uint64_t>(kChunkBytes.decode_or(spec, kDefaultChunk));
   r.pool_slots = static_cast<int>(kPoolSlots.decode_or(spec, 8));
   r.gpu_timeline = kGpuTimeline.decode_or(spec, false);
@@ -154,8 +162,8 @@ class ServingFamily final : public DeclaredFamily {
              "distributions, and head-of-line blocking behind a bulk transfer",
              with_trace(axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes, kKernelUs,
                                      kRequests, kRate, kBurstSize, kSubmitters, kPriority,
-                                     kBackground, kBulkBytes, kBulkChunk, kChunkBytes, kPoolSlots,
-                                     kGpuTimeline, host_node_axis(), threads_axis())),
+                                     kBackground, kBulkBytes, kBulkChunk, kStreamSlots, kChunkBytes,
+                                     kPoolSlots, kGpuTimeline, host_node_axis(), threads_axis())),
              {"strategy"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
@@ -198,9 +206,20 @@ class ServingFamily final : public DeclaredFamily {
       return std::string(
           "pool_slots applies only to pinned_pool, pinned_pool_chunked and preallocated_pinned");
     }
+    if (kStreamSlots.present(spec) && !r.streaming()) {
+      return std::string("stream_slots applies only to background stream");
+    }
     if (r.background == ServingBackground::kNone) {
       if (kBulkBytes.present(spec) || kBulkChunk.present(spec)) {
         return std::string("bulk_bytes and bulk_chunk_bytes apply only with a background");
+      }
+    } else if (r.streaming()) {
+      // The stream runs beside any arrival pattern and any number of submitters.
+      if (r.bulk_chunk_bytes > r.bulk_bytes) {
+        return std::string("bulk_chunk_bytes must not exceed bulk_bytes");
+      }
+      if (r.bulk_chunk_bytes % 4096 != 0) {
+        return std::string("bulk_chunk_bytes must be a multiple of 4096");
       }
     } else {
       // Each request gets its own bulk transfer just before it: a closed loop of one submitter.
@@ -224,9 +243,11 @@ class ServingFamily final : public DeclaredFamily {
                                    ? std::min(r.chunk_bytes, r.request_bytes)
                                    : r.request_bytes;
     const std::uint64_t bulk = r.background == ServingBackground::kNone ? 0 : r.bulk_bytes;
-    return {
-        r.submitters * 2 * per_submitter + static_cast<std::uint64_t>(r.pool_slots) * slot + bulk,
-        r.submitters * per_submitter + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
+    const std::uint64_t stream_slots =
+        r.streaming() ? static_cast<std::uint64_t>(r.stream_slots) * r.bulk_chunk_bytes : 0;
+    return {r.submitters * 2 * per_submitter + static_cast<std::uint64_t>(r.pool_slots) * slot +
+                bulk + stream_slots,
+            r.submitters * per_submitter + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
   }
   Requirements requirements(const CaseSpec& spec) const override {
     Requirements needs;
@@ -272,6 +293,7 @@ std::vector<MetricSpec> serving_metrics(const ServingRequest& r) {
     m.push_back({"h2d_gpu_time", "s", Better::kLower, true});
     m.push_back({"step_gap", "s", Better::kLower, true});
   }
+  if (r.streaming()) m.push_back({"stream_throughput", "GB/s", Better::kHigher});
   return m;
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "bench/serving.hpp"
+#include "bench/weight_stream.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "cuda/cuda_resources.hpp"
@@ -204,12 +205,16 @@ class ServingBench final : public CaseBench {
       }
       at = sum;
     }
-    if (r.background != ServingBackground::kNone) {
+    if (r.streaming()) {
+      weights_.emplace(
+          WeightStreamConfig{r.bulk_bytes, r.bulk_chunk_bytes, r.stream_slots, where_.memory_node});
+      std::ranges::move(weights_->placement_checks(), std::back_inserter(placement_));
+    } else if (r.background != ServingBackground::kNone) {
       bulk_host_ = pinned(r.bulk_bytes);
       bulk_device_ = DeviceMemory(r.bulk_bytes);
       PB_CUDA(cudaMemset(bulk_device_.get(), 0, r.bulk_bytes));
     }
-    placement_ = lanes_[0]->source.checks("request buffers");
+    std::ranges::move(lanes_[0]->source.checks("request buffers"), std::back_inserter(placement_));
     const auto add = [this](const PlacedHostMemory& memory, const char* what, const char* suffix) {
       std::ranges::move(memory.checks(what, suffix), std::back_inserter(placement_));
     };
@@ -269,6 +274,7 @@ class ServingBench final : public CaseBench {
         .operations("request_latency", std::move(request))
         .value("throughput", r_.requests / (last - first))
         .value("copies_issued", static_cast<double>(copies_.load()));
+    if (weights_) sample.value("stream_throughput", weights_->throughput_gb_s());
     if (r_.pooled()) {
       sample.value("pool_high_water", static_cast<double>(pool_stats_.high_water_bytes_in_use))
           .value("pool_waits", static_cast<double>(pool_stats_.waits))
@@ -298,6 +304,10 @@ class ServingBench final : public CaseBench {
     if (r_.pooled() && pool_stats_.high_water_bytes_in_use > pool_stats_.max_pinned_bytes) {
       throw CaseFailure("the pool held more pinned bytes than its bound");
     }
+    if (weights_) {
+      weights_->verify(checker_);
+      ++stream_verified_;
+    }
     verified_ += static_cast<std::uint64_t>(r_.requests);
   }
 
@@ -309,6 +319,14 @@ class ServingBench final : public CaseBench {
                    verified_ > 0 ? "every request's data matched on the GPU, in every sample"
                                  : "no sample was verified",
                    verified_});
+    if (weights_) {
+      all.push_back({"stream_data", stream_verified_ > 0,
+                     stream_verified_ > 0
+                         ? "the part of the tensor each repetition streamed matched the host's "
+                           "copy on the GPU"
+                         : "no repetition's stream was verified",
+                     stream_verified_});
+    }
     if (r_.gpu_timeline) {
       all.push_back(timeline_complete_check(timeline_));
       all.push_back({"timeline_steps", timeline_repetitions_ > 0,
@@ -452,6 +470,15 @@ class ServingBench final : public CaseBench {
     bulk_started_ = 0;
     bulk_done_ = 0;
     for (auto& lane : lanes_) lane->enqueued = 0;
+    // The stream is already running when the first request arrives, and stops once the last has
+    // completed.
+    std::atomic<bool> stream_stop{false};
+    std::optional<std::thread> streamer;
+    if (weights_) {
+      weights_->reset();
+      streamer.emplace(
+          guarded([this, &stream_stop] { weights_->run(stream_stop, abort_); }, false));
+    }
     const auto t0 = Clock::now() + std::chrono::milliseconds(2);
     std::vector<std::thread> threads;
     for (auto& lane : lanes_) {
@@ -460,10 +487,12 @@ class ServingBench final : public CaseBench {
       // Back to back, the submitter waits for each request itself, as a blocking caller does.
       if (!at.empty()) threads.emplace_back(guarded([this, l, t0] { complete(*l, t0); }, false));
     }
-    if (r_.background != ServingBackground::kNone) {
+    if (r_.background != ServingBackground::kNone && !weights_) {
       threads.emplace_back(guarded([this] { run_bulk(); }, false));
     }
     for (auto& t : threads) t.join();
+    stream_stop.store(true, std::memory_order_release);
+    if (streamer) streamer->join();
     if (pool) {
       pool->drain();
       pool_stats_ = pool->stats();
@@ -481,7 +510,7 @@ class ServingBench final : public CaseBench {
       const std::size_t q = lane.requests[k];
       if (at.empty()) {
         prepare_data(lane, k, q);  // the request's data exists before it arrives
-        if (r_.background != ServingBackground::kNone) {
+        if (r_.background != ServingBackground::kNone && !r_.streaming()) {
           // The previous request's bulk transfer has ended; this one's first chunk is queued.
           if (!wait_until([&] { return bulk_done_.load(std::memory_order_acquire) >= k; },
                           "the previous bulk transfer")) {
@@ -707,6 +736,9 @@ class ServingBench final : public CaseBench {
   EventRecycler events_;
   Stream bulk_stream_;
   PlacedHostMemory bulk_host_;
+  std::optional<WeightStream> weights_;  // background stream
+  DevicePatternChecker checker_;
+  std::uint64_t stream_verified_ = 0;
   DeviceMemory bulk_device_;
   std::atomic<std::uint64_t> copies_{0};
   std::atomic<bool> abort_{false};

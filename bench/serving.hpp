@@ -24,7 +24,8 @@ enum class ServingStrategy {
   kPreallocatedPinned,  // the data is already in pinned memory: the ideal
 };
 enum class ServingArrival { kBackToBack, kPoisson, kBursts, kTrace };
-enum class ServingBackground { kNone, kSameDirection, kOppositeDirection };
+// kStream: CPU offload / weight streaming for the whole repetition (bench/weight_stream.hpp).
+enum class ServingBackground { kNone, kSameDirection, kOppositeDirection, kStream };
 
 struct ServingRequest {
   ServingStrategy strategy = ServingStrategy::kPreallocatedPinned;
@@ -43,6 +44,7 @@ struct ServingRequest {
   ServingBackground background = ServingBackground::kNone;
   std::uint64_t bulk_bytes = 0;
   std::uint64_t bulk_chunk_bytes = 0;  // the bulk transfer is issued as copies of this size
+  int stream_slots = 2;                // background stream: pinned staging slots of the stream
   std::uint64_t chunk_bytes = 0;       // pinned_pool_chunked: slot size
   int pool_slots = 8;
   // Every repetition captured by CUPTI: the GPU's own timestamps of each request's input copy
@@ -60,6 +62,7 @@ struct ServingRequest {
   std::uint64_t step_ns(std::size_t q) const {
     return trace.empty() ? kernel_ns : static_cast<std::uint64_t>(trace[q].kernel_us * 1000);
   }
+  bool streaming() const { return background == ServingBackground::kStream; }
   bool pooled() const {
     return strategy == ServingStrategy::kPinnedPool ||
            strategy == ServingStrategy::kPinnedPoolChunked;
@@ -67,7 +70,8 @@ struct ServingRequest {
 };
 
 // h2d_latency, request_latency (per request), throughput, copies_issued; pooled strategies add
-// the pool's four; gpu_timeline adds h2d_gpu_time and step_gap (per request, from CUPTI).
+// the pool's four; gpu_timeline adds h2d_gpu_time and step_gap (per request, from CUPTI);
+// background stream adds stream_throughput.
 std::vector<MetricSpec> serving_metrics(const ServingRequest& r);
 
 std::unique_ptr<Family> make_serving_family();

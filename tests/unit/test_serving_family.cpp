@@ -110,6 +110,42 @@ TEST(ServingFamily, PooledStrategiesAddThePoolMetricsAndTheGpuTimelineItsTwo) {
             0u);
 }
 
+TEST(ServingFamily, AStreamRunsBesideAnyArrivalAndAddsItsThroughput) {
+  const nlohmann::ordered_json stream = {{"strategy", "preallocated_pinned"},
+                                         {"request_bytes", 65536},
+                                         {"arrival", "poisson"},
+                                         {"rate_per_s", 1000},
+                                         {"submitters", 4},
+                                         {"background", "stream"},
+                                         {"bulk_bytes", 64 << 20},
+                                         {"bulk_chunk_bytes", 2 << 20},
+                                         {"stream_slots", 4}};
+  EXPECT_EQ(error_of(stream), std::nullopt);
+  auto with = [&](const char* k, nlohmann::ordered_json v) {
+    auto p = stream;
+    p[k] = std::move(v);
+    return error_of(p);
+  };
+  EXPECT_EQ(with("bulk_chunk_bytes", 128 << 20), "bulk_chunk_bytes must not exceed bulk_bytes");
+  EXPECT_EQ(with("bulk_chunk_bytes", 5000), "bulk_chunk_bytes must be a multiple of 4096");
+  auto bulk = stream;
+  bulk.erase("stream_slots");
+  bulk["background"] = "same_direction";
+  EXPECT_EQ(error_of(bulk), "a background needs arrival back_to_back and one submitter");
+  EXPECT_EQ(error_of({{"strategy", "pageable"}, {"request_bytes", 65536}, {"stream_slots", 2}}),
+            "stream_slots applies only to background stream");
+  EXPECT_EQ(with("stream_slots", 0).value_or("").rfind("stream_slots", 0), 0u);
+  ServingRequest r;
+  r.background = ServingBackground::kStream;
+  const auto names = metric_names_of(serving_metrics(r));
+  EXPECT_EQ(names.back(), "stream_throughput");
+  // The tensor, its staging slots and its device copy are in the case's memory.
+  const auto family = make_serving_family();
+  const MemoryNeeds n = family->memory_needs(make_spec(stream));
+  EXPECT_GE(n.host_bytes, (std::uint64_t{64} << 20) + (std::uint64_t{8} << 20));
+  EXPECT_GE(n.device_bytes, std::uint64_t{64} << 20);
+}
+
 TEST(ServingFamily, MemoryNeedsCoverBuffersPoolAndBulk) {
   const auto family = make_serving_family();
   const MemoryNeeds n = family->memory_needs(make_spec({{"strategy", "preallocated_pinned"},
@@ -166,7 +202,7 @@ TEST(ServingFamily, TheShippedScenarioFileValidates) {
         << sc.name;
     cases += expanded.size();
   }
-  EXPECT_EQ(cases, 47u);
+  EXPECT_EQ(cases, 51u);
 }
 
 class ServingTrace : public ::testing::Test {
