@@ -7,6 +7,7 @@
 #include <string>
 
 #include "measure/gpu_bench.hpp"
+#include "scenario/scenario_file.hpp"
 #include "scenario/typed_axis.hpp"
 
 namespace pathbench {
@@ -32,6 +33,18 @@ const EnumAxis<ServingArrival> kArrival{
     "when requests arrive: each submitter's next one as soon as its last completed (default), a "
     "Poisson process at rate_per_s, bursts of burst_size at rate_per_s on average, or as a trace "
     "file says"};
+AxisSchema pool_buckets_axis() {
+  AxisSchema s;
+  s.name = "pool_buckets";
+  s.kind = AxisSchema::Kind::kString;
+  s.help =
+      "pooled strategies: the pinned pool's size classes as \"slot:count,...\", e.g. "
+      "\"16KiB:8,64KiB:8,1MiB:2\"; a request takes a slot of the smallest class that fits, a "
+      "larger one when that class is busy (a spill), pageable memory when none is free; per-"
+      "bucket occupancy is recorded (pool_b<bytes>_*). Replaces pool_slots and chunk_bytes";
+  return s;
+}
+
 AxisSchema trace_axis() {
   AxisSchema s;
   s.name = "trace";
@@ -95,6 +108,7 @@ constexpr std::uint64_t kDefaultChunk = std::uint64_t{256} << 10;
 
 std::vector<AxisSchema> with_trace(std::vector<AxisSchema> axes) {
   axes.push_back(trace_axis());
+  axes.push_back(pool_buckets_axis());
   return axes;
 }
 
@@ -134,6 +148,13 @@ ServingRequest decode(const CaseSpec& spec, TraceCache& traces) {
   r.chunk_bytes = static_cast<std::uint64_t>(kChunkBytes.decode_or(spec, kDefaultChunk));
   r.pool_slots = static_cast<int>(kPoolSlots.decode_or(spec, 8));
   r.gpu_timeline = kGpuTimeline.decode_or(spec, false);
+  if (spec.has("pool_buckets")) {
+    try {
+      r.pool_buckets = parse_pool_buckets(spec.str("pool_buckets"));
+    } catch (const std::invalid_argument&) {
+      // invalid_combination says what is wrong; decoding stays total for the other questions.
+    }
+  }
   if (r.arrival == ServingArrival::kTrace && spec.has("trace")) {
     // Read at validation already: a bad line is exit 3 naming the trace file and the line.
     std::filesystem::path path = spec.str("trace");
@@ -202,6 +223,21 @@ class ServingFamily final : public DeclaredFamily {
     }
     if (r.chunk_bytes % 4096 != 0) return std::string("chunk_bytes must be a multiple of 4096");
     const bool ring = r.pooled() || r.strategy == ServingStrategy::kPreallocatedPinned;
+    if (spec.has("pool_buckets")) {
+      if (!r.pooled()) {
+        return std::string("pool_buckets applies only to pinned_pool and pinned_pool_chunked");
+      }
+      if (kPoolSlots.present(spec) || kChunkBytes.present(spec)) {
+        return std::string(
+            "pool_buckets replaces pool_slots and chunk_bytes: give one or the "
+            "other");
+      }
+      try {
+        parse_pool_buckets(spec.str("pool_buckets"));
+      } catch (const std::invalid_argument& e) {
+        return std::string("pool_buckets: ") + e.what();
+      }
+    }
     if (kPoolSlots.present(spec) && !ring) {
       return std::string(
           "pool_slots applies only to pinned_pool, pinned_pool_chunked and preallocated_pinned");
@@ -242,11 +278,17 @@ class ServingFamily final : public DeclaredFamily {
     const std::uint64_t slot = r.strategy == ServingStrategy::kPinnedPoolChunked
                                    ? std::min(r.chunk_bytes, r.request_bytes)
                                    : r.request_bytes;
+    std::uint64_t pool = static_cast<std::uint64_t>(r.pool_slots) * slot;
+    if (!r.pool_buckets.empty()) {
+      pool = 0;
+      for (const auto& [bytes, count] : r.pool_buckets) {
+        pool += bytes * static_cast<std::uint64_t>(count);
+      }
+    }
     const std::uint64_t bulk = r.background == ServingBackground::kNone ? 0 : r.bulk_bytes;
     const std::uint64_t stream_slots =
         r.streaming() ? static_cast<std::uint64_t>(r.stream_slots) * r.bulk_chunk_bytes : 0;
-    return {r.submitters * 2 * per_submitter + static_cast<std::uint64_t>(r.pool_slots) * slot +
-                bulk + stream_slots,
+    return {r.submitters * 2 * per_submitter + pool + bulk + stream_slots,
             r.submitters * per_submitter + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
   }
   Requirements requirements(const CaseSpec& spec) const override {
@@ -294,6 +336,64 @@ std::vector<MetricSpec> serving_metrics(const ServingRequest& r) {
     m.push_back({"step_gap", "s", Better::kLower, true});
   }
   if (r.streaming()) m.push_back({"stream_throughput", "GB/s", Better::kHigher});
+  if (r.pooled()) std::ranges::move(pool_bucket_metrics(r.pool_buckets), std::back_inserter(m));
+  return m;
+}
+
+std::vector<std::pair<std::uint64_t, int>> parse_pool_buckets(const std::string& text) {
+  std::vector<std::pair<std::uint64_t, int>> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const std::size_t colon = item.find(':');
+    if (colon == std::string::npos) {
+      throw std::invalid_argument("\"" + item + "\" is not slot:count (e.g. 64KiB:8)");
+    }
+    std::int64_t bytes = 0;
+    try {
+      bytes = parse_size(item.substr(0, colon));
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument("\"" + item.substr(0, colon) + "\" is not a size");
+    }
+    const std::string count_text = item.substr(colon + 1);
+    if (count_text.empty() || count_text.size() > 4 ||
+        count_text.find_first_not_of("0123456789") != std::string::npos) {
+      throw std::invalid_argument("\"" + count_text + "\" is not a slot count (1-4096)");
+    }
+    const int count = std::stoi(count_text);
+    if (bytes < 4096 || bytes % 4096 != 0 || bytes > (std::int64_t{1} << 30)) {
+      throw std::invalid_argument("slot size " + std::to_string(bytes) +
+                                  " must be a multiple of 4096 up to 1 GiB");
+    }
+    if (count < 1 || count > 4096) {
+      throw std::invalid_argument("slot count " + count_text + " must be in [1, 4096]");
+    }
+    for (const auto& [seen, n] : out) {
+      if (seen == static_cast<std::uint64_t>(bytes)) {
+        throw std::invalid_argument("two buckets of " + std::to_string(bytes) + " bytes");
+      }
+    }
+    out.emplace_back(static_cast<std::uint64_t>(bytes), count);
+    if (out.size() > 16) throw std::invalid_argument("more than 16 buckets");
+    start = end + 1;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<MetricSpec> pool_bucket_metrics(
+    const std::vector<std::pair<std::uint64_t, int>>& buckets) {
+  std::vector<MetricSpec> m;
+  for (const auto& [bytes, count] : buckets) {
+    const std::string p = "pool_b" + std::to_string(bytes) + "_";
+    m.push_back({p + "requests", "acquisitions", Better::kLower});
+    m.push_back({p + "spills_out", "acquisitions", Better::kLower});
+    m.push_back({p + "spills_in", "acquisitions", Better::kLower});
+    m.push_back({p + "fallbacks", "copies", Better::kLower});
+    m.push_back({p + "mean_free", "slots", Better::kHigher});
+    m.push_back({p + "high_water", "slots", Better::kLower});
+  }
   return m;
 }
 

@@ -280,6 +280,16 @@ class ServingBench final : public CaseBench {
           .value("pool_waits", static_cast<double>(pool_stats_.waits))
           .value("pool_wait_time", pool_stats_.wait_seconds)
           .value("pageable_fallbacks", static_cast<double>(pool_stats_.fallbacks));
+      for (const BucketStats& b :
+           r_.pool_buckets.empty() ? std::vector<BucketStats>{} : pool_stats_.buckets) {
+        const std::string p = "pool_b" + std::to_string(b.slot_bytes) + "_";
+        sample.value(p + "requests", static_cast<double>(b.requests))
+            .value(p + "spills_out", static_cast<double>(b.spills_out))
+            .value(p + "spills_in", static_cast<double>(b.spills_in))
+            .value(p + "fallbacks", static_cast<double>(b.fallbacks))
+            .value(p + "mean_free", b.mean_free_seen())
+            .value(p + "high_water", static_cast<double>(b.high_water_in_use));
+      }
     }
     if (capture) {
       timeline_ = capture->collect();
@@ -442,6 +452,14 @@ class ServingBench final : public CaseBench {
       StagingPoolConfig config;
       config.buckets = {{slot, static_cast<std::size_t>(r_.pool_slots)}};
       config.max_pinned_bytes = slot * static_cast<std::size_t>(r_.pool_slots);
+      if (!r_.pool_buckets.empty()) {
+        config.buckets.clear();
+        config.max_pinned_bytes = 0;
+        for (const auto& [bytes, count] : r_.pool_buckets) {
+          config.buckets.push_back({bytes, static_cast<std::size_t>(count)});
+          config.max_pinned_bytes += bytes * static_cast<std::size_t>(count);
+        }
+      }
       config.policy = ExhaustedPolicy::kFallback;
       pool.emplace(std::move(config), slot_memory_);
     }

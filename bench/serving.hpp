@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "measure/family.hpp"
@@ -47,6 +49,9 @@ struct ServingRequest {
   int stream_slots = 2;                // background stream: pinned staging slots of the stream
   std::uint64_t chunk_bytes = 0;       // pinned_pool_chunked: slot size
   int pool_slots = 8;
+  // pool_buckets: the pool's size classes (slot bytes, slots), smallest first; empty: one bucket
+  // of pool_slots slots of the request size (chunked: chunk_bytes).
+  std::vector<std::pair<std::uint64_t, int>> pool_buckets;
   // Every repetition captured by CUPTI: the GPU's own timestamps of each request's input copy
   // and of the gaps between steps, and the timeline written as a Chrome trace.
   bool gpu_timeline = false;
@@ -73,6 +78,12 @@ struct ServingRequest {
 // the pool's four; gpu_timeline adds h2d_gpu_time and step_gap (per request, from CUPTI);
 // background stream adds stream_throughput.
 std::vector<MetricSpec> serving_metrics(const ServingRequest& r);
+
+// "16KiB:8,64KiB:8,1MiB:2" as (slot bytes, slots), sorted by size. Throws std::invalid_argument
+// saying what is wrong.
+std::vector<std::pair<std::uint64_t, int>> parse_pool_buckets(const std::string& text);
+// pool_b<slot bytes>_{requests,spills_out,spills_in,fallbacks,mean_free,high_water}: per bucket.
+std::vector<MetricSpec> pool_bucket_metrics(const std::vector<std::pair<std::uint64_t, int>>& b);
 
 std::unique_ptr<Family> make_serving_family();
 std::unique_ptr<CaseBench> make_serving_bench(const ServingRequest& r, const Machine& machine,

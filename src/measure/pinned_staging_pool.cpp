@@ -87,8 +87,16 @@ double steady_seconds() {
 nlohmann::ordered_json to_json(const StagingPoolStats& stats) {
   nlohmann::ordered_json buckets = nlohmann::ordered_json::array();
   for (const BucketStats& b : stats.buckets) {
-    buckets.push_back(
-        {{"slot_bytes", b.slot_bytes}, {"slots", b.slots}, {"acquisitions", b.acquisitions}});
+    buckets.push_back({{"slot_bytes", b.slot_bytes},
+                       {"slots", b.slots},
+                       {"acquisitions", b.acquisitions},
+                       {"requests", b.requests},
+                       {"spills_out", b.spills_out},
+                       {"spills_in", b.spills_in},
+                       {"fallbacks", b.fallbacks},
+                       {"mean_free_seen", b.mean_free_seen()},
+                       {"high_water_in_use", b.high_water_in_use},
+                       {"reclaimed_on_poll", b.reclaimed_on_poll}});
   }
   return {{"buckets", std::move(buckets)},
           {"acquisitions", stats.acquisitions},
@@ -213,17 +221,26 @@ std::size_t PinnedStagingPool::smallest_fitting_bucket(std::size_t bytes) const 
 std::optional<SlotLease> PinnedStagingPool::acquire(std::size_t bytes) {
   const std::size_t first_bucket = smallest_fitting_bucket(bytes);
   std::unique_lock lock(mutex_);
-  std::optional<std::size_t> slot = take_free_slot(first_bucket);
+  BucketStats& cls = stats_.buckets[first_bucket];
+  ++cls.requests;
+  std::optional<std::size_t> slot = take_free_slot(first_bucket, true);
   if (!slot) slot = when_exhausted(lock, first_bucket);
-  if (!slot) return std::nullopt;
+  if (!slot) {
+    ++cls.fallbacks;
+    return std::nullopt;
+  }
+  if (slots_[*slot].bucket != first_bucket) ++cls.spills_out;
   return SlotLease(*this, *slot, bytes);
 }
 
 // The smallest bucket's free slot if it has one; otherwise, after polling the copies in flight,
 // the first free slot from there up: reclaiming first keeps a small request out of a large slot
 // when a small one has just become free.
-std::optional<std::size_t> PinnedStagingPool::take_free_slot(std::size_t first_bucket) {
+std::optional<std::size_t> PinnedStagingPool::take_free_slot(std::size_t first_bucket,
+                                                             bool first_look) {
   if (free_slots_[first_bucket].empty()) reclaim_done();
+  // What a request finds of its own size class, once the finished copies are reclaimed.
+  if (first_look) stats_.buckets[first_bucket].free_seen += free_slots_[first_bucket].size();
   for (std::size_t bucket = first_bucket; bucket < free_slots_.size(); ++bucket) {
     if (free_slots_[bucket].empty()) continue;
     const std::size_t slot = free_slots_[bucket].back();
@@ -284,8 +301,14 @@ void PinnedStagingPool::lease(std::size_t slot, std::size_t first_bucket) {
   Slot& s = slots_[slot];
   s.state = SlotState::kLeased;
   ++stats_.acquisitions;
-  ++stats_.buckets[s.bucket].acquisitions;
-  if (s.bucket != first_bucket) ++stats_.spills;
+  BucketStats& b = stats_.buckets[s.bucket];
+  ++b.acquisitions;
+  ++b.in_use;
+  b.high_water_in_use = std::max(b.high_water_in_use, b.in_use);
+  if (s.bucket != first_bucket) {
+    ++stats_.spills;
+    ++b.spills_in;
+  }
   ++stats_.leased_slots;
   stats_.bytes_in_use += s.bytes;
   stats_.high_water_bytes_in_use = std::max(stats_.high_water_bytes_in_use, stats_.bytes_in_use);
@@ -315,6 +338,7 @@ std::size_t PinnedStagingPool::reclaim_done() {
   // One entry at a time, so that a done() that throws leaves every other entry in place.
   for (std::size_t i = 0; i < in_flight_.size();) {
     if (in_flight_[i].completion->done()) {
+      ++stats_.buckets[slots_[in_flight_[i].slot].bucket].reclaimed_on_poll;
       free_slot(in_flight_[i].slot);
       in_flight_.erase(in_flight_.begin() + static_cast<std::ptrdiff_t>(i));
       ++freed;
@@ -351,6 +375,7 @@ void PinnedStagingPool::free_slot(std::size_t slot) {
   Slot& s = slots_[slot];
   --(s.state == SlotState::kLeased ? stats_.leased_slots : stats_.in_flight_slots);
   s.state = SlotState::kFree;
+  --stats_.buckets[s.bucket].in_use;
   stats_.bytes_in_use -= s.bytes;
   free_slots_[s.bucket].push_back(slot);  // within the reserve: cannot throw
 }

@@ -73,6 +73,23 @@ struct BucketStats {
   std::size_t slot_bytes = 0;
   std::size_t slots = 0;
   std::uint64_t acquisitions = 0;  // leases handed out of this bucket
+  // Per size class: acquisitions whose smallest fitting bucket is this one ...
+  std::uint64_t requests = 0;
+  std::uint64_t spills_out = 0;  // ... served by a larger bucket
+  std::uint64_t fallbacks = 0;   // ... that got no slot (pageable)
+  std::uint64_t free_seen = 0;   // summed free slots of this bucket they found (after polling)
+  std::uint64_t spills_in = 0;   // leases of this bucket for a smaller class
+  // Slots leased or in flight: now, and at most.
+  std::size_t in_use = 0;
+  std::size_t high_water_in_use = 0;
+  // Slots whose copy had completed but were still counted in flight when an acquisition polled
+  // the bucket: what lazy reclaiming held back.
+  std::uint64_t reclaimed_on_poll = 0;
+
+  // Mean free slots a request of this class found: its occupancy as the requests saw it.
+  double mean_free_seen() const {
+    return requests == 0 ? 0.0 : static_cast<double>(free_seen) / static_cast<double>(requests);
+  }
 };
 
 struct StagingPoolStats {
@@ -186,7 +203,8 @@ class PinnedStagingPool {
   };
 
   std::size_t smallest_fitting_bucket(std::size_t bytes) const;
-  std::optional<std::size_t> take_free_slot(std::size_t first_bucket);
+  // `first_look`: the acquisition's first look, whose free slots its size class's stats count.
+  std::optional<std::size_t> take_free_slot(std::size_t first_bucket, bool first_look = false);
   std::optional<std::size_t> when_exhausted(std::unique_lock<std::mutex>& lock,
                                             std::size_t first_bucket);
   void lease(std::size_t slot, std::size_t first_bucket);

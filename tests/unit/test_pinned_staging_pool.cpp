@@ -363,6 +363,15 @@ TEST(PinnedStagingPool, SpillsToALargerBucketBeforeGivingUp) {
   EXPECT_EQ(s.buckets[0].acquisitions, 1u);
   EXPECT_EQ(s.buckets[1].acquisitions, 1u);
   EXPECT_EQ(s.fallbacks, 1u);
+  // Per size class: all three requests were of the 64-byte class; one spilled, one fell back.
+  EXPECT_EQ(s.buckets[0].requests, 3u);
+  EXPECT_EQ(s.buckets[0].spills_out, 1u);
+  EXPECT_EQ(s.buckets[0].fallbacks, 1u);
+  EXPECT_EQ(s.buckets[1].spills_in, 1u);
+  EXPECT_EQ(s.buckets[1].requests, 0u);
+  EXPECT_EQ(s.buckets[0].high_water_in_use, 1u);
+  EXPECT_EQ(s.buckets[1].high_water_in_use, 1u);
+  EXPECT_EQ(s.buckets[0].in_use, 1u);
 }
 
 TEST(PinnedStagingPool, ReclaimsADoneSmallSlotRatherThanSpilling) {
@@ -638,8 +647,29 @@ TEST(PinnedStagingPool, StatisticsAreExact) {
 
   const nlohmann::ordered_json expected = {
       {"buckets",
-       {{{"slot_bytes", 64}, {"slots", 2}, {"acquisitions", 4}},
-        {{"slot_bytes", 1024}, {"slots", 1}, {"acquisitions", 1}}}},
+       // Size class 64: five requests (a, b, c, d, e), c spilled out; they found 2, 1, 0, 1 and 0
+       // free slots. Size class 1024: no request of its own, c spilled in; its copy was found
+       // done by reclaim().
+       {{{"slot_bytes", 64},
+         {"slots", 2},
+         {"acquisitions", 4},
+         {"requests", 5},
+         {"spills_out", 1},
+         {"spills_in", 0},
+         {"fallbacks", 0},
+         {"mean_free_seen", 0.8},
+         {"high_water_in_use", 2},
+         {"reclaimed_on_poll", 0}},
+        {{"slot_bytes", 1024},
+         {"slots", 1},
+         {"acquisitions", 1},
+         {"requests", 0},
+         {"spills_out", 0},
+         {"spills_in", 1},
+         {"fallbacks", 0},
+         {"mean_free_seen", 0.0},
+         {"high_water_in_use", 1},
+         {"reclaimed_on_poll", 1}}}},
       {"acquisitions", 5},
       {"spills", 1},
       {"waits", 1},

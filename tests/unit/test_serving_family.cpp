@@ -146,6 +146,50 @@ TEST(ServingFamily, AStreamRunsBesideAnyArrivalAndAddsItsThroughput) {
   EXPECT_GE(n.device_bytes, std::uint64_t{64} << 20);
 }
 
+TEST(ServingFamily, PoolBucketsAreSizeClassesWithTheirOwnMetrics) {
+  EXPECT_EQ(parse_pool_buckets("1MiB:2,16KiB:8,64KiB:4"),
+            (std::vector<std::pair<std::uint64_t, int>>{{16384, 8}, {65536, 4}, {1 << 20, 2}}));
+  const auto refused = [](const std::string& text) {
+    try {
+      parse_pool_buckets(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refused("64KiB"), "\"64KiB\" is not slot:count (e.g. 64KiB:8)");
+  EXPECT_EQ(refused("64KiB:8,"), "\"\" is not slot:count (e.g. 64KiB:8)");
+  EXPECT_EQ(refused("lots:8"), "\"lots\" is not a size");
+  EXPECT_EQ(refused("64KiB:x"), "\"x\" is not a slot count (1-4096)");
+  EXPECT_EQ(refused("64KiB:0"), "slot count 0 must be in [1, 4096]");
+  EXPECT_EQ(refused("5000:1"), "slot size 5000 must be a multiple of 4096 up to 1 GiB");
+  EXPECT_EQ(refused("64KiB:1,65536:2"), "two buckets of 65536 bytes");
+
+  const nlohmann::ordered_json pooled = {
+      {"strategy", "pinned_pool"}, {"request_bytes", 1 << 20}, {"pool_buckets", "64KiB:4,1MiB:2"}};
+  EXPECT_EQ(error_of(pooled), std::nullopt);
+  auto with = [&](const char* k, nlohmann::ordered_json v) {
+    auto p = pooled;
+    p[k] = std::move(v);
+    return error_of(p);
+  };
+  EXPECT_EQ(with("pool_buckets", "64KiB"),
+            "pool_buckets: \"64KiB\" is not slot:count (e.g. 64KiB:8)");
+  EXPECT_EQ(with("pool_slots", 4),
+            "pool_buckets replaces pool_slots and chunk_bytes: give one or the other");
+  EXPECT_EQ(with("strategy", "pageable"),
+            "pool_buckets applies only to pinned_pool and pinned_pool_chunked");
+  const auto family = make_serving_family();
+  const auto names = *family->metric_names(make_spec(pooled));
+  EXPECT_EQ(std::vector<std::string>(names.end() - 6, names.end()),
+            (std::vector<std::string>{"pool_b1048576_requests", "pool_b1048576_spills_out",
+                                      "pool_b1048576_spills_in", "pool_b1048576_fallbacks",
+                                      "pool_b1048576_mean_free", "pool_b1048576_high_water"}));
+  EXPECT_EQ(names.size(), 8u + 12u);
+  // The pool's pinned bytes are the buckets', not pool_slots × the request size.
+  EXPECT_GE(family->memory_needs(make_spec(pooled)).host_bytes, (4u << 16) + (2u << 20));
+}
+
 TEST(ServingFamily, MemoryNeedsCoverBuffersPoolAndBulk) {
   const auto family = make_serving_family();
   const MemoryNeeds n = family->memory_needs(make_spec({{"strategy", "preallocated_pinned"},
@@ -202,7 +246,7 @@ TEST(ServingFamily, TheShippedScenarioFileValidates) {
         << sc.name;
     cases += expanded.size();
   }
-  EXPECT_EQ(cases, 51u);
+  EXPECT_EQ(cases, 52u);
 }
 
 class ServingTrace : public ::testing::Test {
