@@ -1,5 +1,6 @@
 #include "compare/context_changes.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -29,6 +30,16 @@ std::optional<ojson> recorded(const Recorded<T>& f) {
 std::string as_text(const ojson& v) {
   if (v.is_null()) return {};
   if (v.is_string()) return v.get<std::string>();
+  if (v.is_array() && !v.empty() &&
+      std::all_of(v.begin(), v.end(), [](const ojson& e) { return e.is_string(); })) {
+    std::string text;
+    for (const auto& e : v) {
+      if (!text.empty()) text += "; ";
+      text += e.get<std::string>();
+    }
+    return text;
+  }
+  if (v.is_array() && v.empty()) return "none";
   return v.dump();
 }
 
@@ -103,6 +114,10 @@ const Field<GpuContext> kGpuFields[] = {
     {"clock_mem_max_mhz", "max memory clock MHz",
      [](const GpuContext& g) { return recorded(g.clock_mem_max_mhz); }},
     {"ecc_mode", "ECC", [](const GpuContext& g) { return recorded(g.ecc_mode); }},
+    {"pcie_path", "PCIe path", [](const GpuContext& g) { return recorded(g.pcie_path); }},
+    {"pcie_neighbors", "PCIe neighbours (NICs, NVMe)",
+     [](const GpuContext& g) { return recorded(g.pcie_neighbors); }},
+    {"pcie_acs", "ACS on the PCIe path", [](const GpuContext& g) { return recorded(g.pcie_acs); }},
     {"persistence_mode", "persistence mode",
      [](const GpuContext& g) { return recorded(g.persistence_mode); }},
     {"mig_mode", "MIG mode", [](const GpuContext& g) { return recorded(g.mig_mode); }},

@@ -1,4 +1,5 @@
 #include "inventory/hwloc_topology.hpp"
+#include "inventory/pcie_paths.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -152,6 +153,11 @@ void locate_gpus(Inventory& inventory, const HwlocTopology* topology,
     gpu.local_cpus = sorted_unique(locality.local_cpus);
     if (gpu.local_cpus.empty() && single_node) {
       gpu.local_cpus = sorted_unique(inventory.numa_nodes.front().cpus);
+    }
+    if (const auto path = read_pcie_device_path(gpu.pci_bus_id, sysfs_root)) {
+      gpu.pcie_path = path->chain;
+      gpu.pcie_neighbors = pcie_neighbors(*path, sysfs_root);
+      gpu.pcie_acs = pcie_acs_states(*path, sysfs_root);
     }
   }
 }

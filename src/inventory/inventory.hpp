@@ -27,6 +27,10 @@ struct GpuInventory {
   std::optional<int> pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max;
   std::optional<int> numa_node;
   std::vector<int> local_cpus;
+  // From sysfs (inventory/pcie_paths.hpp): the functions from the root port down to the GPU,
+  // the NICs and NVMe drives that share its switch, root port or host bridge, and the ACS
+  // control of each bridge on the path.
+  std::vector<std::string> pcie_path, pcie_neighbors, pcie_acs;
   std::optional<int> clock_sm_mhz, clock_mem_mhz, clock_sm_max_mhz, clock_mem_max_mhz;
   std::uint64_t memory_bytes = 0;
   std::string vbios;

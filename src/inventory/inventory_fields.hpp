@@ -97,6 +97,9 @@ void gpu(Part& g, Visit&& visit) {
   visit("pcie_width_max", g.pcie_width_max);
   visit("numa_node", g.numa_node);
   visit("local_cpus", g.local_cpus);
+  visit("pcie_path", g.pcie_path);
+  visit("pcie_neighbors", g.pcie_neighbors);
+  visit("pcie_acs", g.pcie_acs);
   visit("clock_sm_mhz", g.clock_sm_mhz);
   visit("clock_mem_mhz", g.clock_mem_mhz);
   visit("clock_sm_max_mhz", g.clock_sm_max_mhz);

@@ -42,6 +42,8 @@ struct GpuContext {
   Recorded<int> clock_sm_mhz, clock_mem_mhz, clock_sm_max_mhz, clock_mem_max_mhz;
   Recorded<std::uint64_t> memory_bytes;
   Recorded<std::string> ecc_mode, persistence_mode, mig_mode;
+  // Its PCIe path, what shares it and the ACS of its bridges (absent before pathbench 0.15).
+  Recorded<std::vector<std::string>> pcie_path, pcie_neighbors, pcie_acs;
   std::optional<GpuNvlinkContext> nvlink;  // empty when absent or null
   // The element as read: fields not modelled here are written back from it unchanged.
   nlohmann::ordered_json raw = nlohmann::ordered_json::object();

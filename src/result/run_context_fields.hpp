@@ -32,6 +32,9 @@ void gpu(Part& g, Visit&& visit) {
   visit("clock_sm_max_mhz", g.clock_sm_max_mhz, Null::kAllowed);
   visit("clock_mem_max_mhz", g.clock_mem_max_mhz, Null::kAllowed);
   visit("memory_bytes", g.memory_bytes, Null::kRefused);
+  visit("pcie_path", g.pcie_path, Null::kAllowed);
+  visit("pcie_neighbors", g.pcie_neighbors, Null::kAllowed);
+  visit("pcie_acs", g.pcie_acs, Null::kAllowed);
 }
 
 template <typename Part, typename Visit>

@@ -85,6 +85,8 @@ class ContextReader {
       return "a number";
     } else if constexpr (std::is_same_v<T, std::vector<int>>) {
       return "an array of integers";
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      return "an array of strings";
     } else if constexpr (std::is_unsigned_v<T>) {
       return "a non-negative integer";
     } else {
@@ -110,6 +112,13 @@ class ContextReader {
       const double d = v.get<double>();
       if (!std::isfinite(d)) fail(at, "expected a finite number, found " + v.dump());
       return d;
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      if (!v.is_array()) fail(at, what + ", found " + describe_type(v));
+      std::vector<std::string> out;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        out.push_back(convert<std::string>(v[i], at + "/" + std::to_string(i), Null::kRefused));
+      }
+      return out;
     } else if constexpr (std::is_same_v<T, std::vector<int>>) {
       if (!v.is_array()) fail(at, what + ", found " + describe_type(v));
       std::vector<int> out;
