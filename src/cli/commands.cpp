@@ -22,6 +22,7 @@
 #include "inventory/environment.hpp"
 #include "inventory/gpu_selection.hpp"
 #include "inventory/inventory.hpp"
+#include "inventory/nvlink_domains.hpp"
 #include "measure/benchmark_output.hpp"
 #include "measure/case_runner.hpp"
 #include "measure/nvtx.hpp"
@@ -338,6 +339,26 @@ int list_command(const ListOptions& options) {
 int inventory_command(const InventoryOptionsCli& options) {
   const Inventory inventory = collect_inventory(InventoryOptions{options.node_type});
   print_warnings(inventory);
+  if (!options.tp_group.empty()) {
+    std::vector<int> available;
+    for (const auto& g : inventory.gpus) available.push_back(g.index);
+    const std::vector<int> group = parse_device_list(options.tp_group, available, "--tp-group");
+    if (group.size() < 2) {
+      std::fprintf(stderr,
+                   "pathbench: tensor-parallel group %s has %zu GPU(s): no pair, nothing to "
+                   "check\n",
+                   options.tp_group.c_str(), group.size());
+      return 0;
+    }
+    if (const auto problem = tp_group_problem(group, inventory.links)) {
+      std::fprintf(stderr, "pathbench: tensor-parallel group %s is not one NVLink domain: %s\n",
+                   options.tp_group.c_str(), problem->c_str());
+      return static_cast<int>(ExitCode::kFailure);
+    }
+    std::fprintf(stderr, "pathbench: tensor-parallel group %s: every pair on NVLink\n",
+                 options.tp_group.c_str());
+    return 0;
+  }
   const std::string text = to_json(inventory).dump(2) + "\n";
   if (options.out.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);

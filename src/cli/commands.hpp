@@ -43,6 +43,7 @@ struct ListOptions {
 struct InventoryOptionsCli {
   std::string out;
   std::string node_type;
+  std::string tp_group;  // --tp-group: GPUs that must share one NVLink domain
 };
 
 // Each returns the process exit code (DESIGN.md: 0 ok, 1 a case failed, 2 incomplete (a stop

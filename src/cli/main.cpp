@@ -337,6 +337,13 @@ int main(int argc, char** argv) {
       "inventory", "Print the node's context (topology, NUMA, memory, BIOS, driver, GPUs) as JSON");
   inventory_cmd->add_option("-o,--out", inventory.out, "Write to this file instead of stdout");
   inventory_cmd->add_option("--node-type", inventory.node_type, "Label for this node's type");
+  inventory_cmd
+      ->add_option("--tp-group", inventory.tp_group,
+                   "Check instead of printing: do these GPUs (\"all\" or a comma list of CUDA "
+                   "indexes) form one NVLink domain, every pair on NVLink, so a tensor-parallel "
+                   "all-reduce over them never crosses the host? Exit 0 yes, 1 no (naming the "
+                   "first pair that is not and what joins it), 3 for an index this machine lacks")
+      ->type_name("LIST");
 
   StressOptions stress;
   auto* stress_cmd = app.add_subcommand(

@@ -8,6 +8,7 @@
 #include "inventory/inventory.hpp"
 #include "inventory/inventory_fields.hpp"
 #include "inventory/link_rates.hpp"
+#include "inventory/nvlink_domains.hpp"
 
 namespace pathbench {
 namespace {
@@ -112,6 +113,10 @@ nlohmann::ordered_json to_json(const Inventory& inventory) {
   for (const auto& gpu : inventory.gpus) gpus.push_back(gpu_json(gpu));
   auto& links = j["links"] = nlohmann::ordered_json::array();
   for (const auto& link : inventory.links) links.push_back(link_json(link));
+  // The GPUs a tensor-parallel group can span without crossing the host.
+  std::vector<int> indexes;
+  for (const auto& gpu : inventory.gpus) indexes.push_back(gpu.index);
+  j["nvlink_domains"] = nvlink_domains(indexes, inventory.links);
   return j;
 }
 

@@ -632,6 +632,23 @@ class TestList(unittest.TestCase):
                         # One node holds everything: nothing can be misplaced.
                         self.assertEqual(misplaced["max"], 0.0, outcome)
 
+    def test_tp_group_check(self) -> None:
+        # "all" on a machine with fewer than two GPUs has no pair to check; an index the machine
+        # lacks is bad input; the context lists the NVLink domains either way.
+        proc = run_pb("inventory", "--tp-group", "0,99")
+        self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
+        self.assertIn("--tp-group", proc.stderr)
+        proc = run_pb("inventory")
+        self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+        inventory = json.loads(proc.stdout)
+        domains = inventory["nvlink_domains"]
+        self.assertEqual(sorted(i for d in domains for i in d),
+                         sorted(g["index"] for g in inventory["gpus"]))
+        if len(inventory["gpus"]) < 2:
+            proc = run_pb("inventory", "--tp-group", "all")
+            self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+            self.assertIn("nothing to check", proc.stderr)
+
     def test_filter_matching_nothing_exit_3(self) -> None:
         proc = run_pb("list", SOURCE / "scenarios/default.json", "--filter", "^no-such-case$")
         self.assertEqual(proc.returncode, EXIT_BAD_INPUT, describe(proc))
