@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <system_error>
 #include <tuple>
+
+#include "inventory/sysfs.hpp"
 
 namespace pathbench {
 
@@ -18,14 +18,6 @@ bool is_function_address(std::string_view part) {
   // "0000:01:00.0": domain:bus:device.function, lower-case hex.
   static const std::regex bdf("^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]$");
   return std::regex_match(part.begin(), part.end(), bdf);
-}
-
-std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::uint32_t le32(std::string_view bytes, std::size_t at) {
@@ -117,7 +109,7 @@ std::vector<std::string> pcie_neighbors(const PcieDevicePath& gpu, const fs::pat
   for (const auto& entry : fs::directory_iterator(root / "sys/bus/pci/devices", ec)) {
     const std::string bdf = entry.path().filename().string();
     if (!gpu.chain.empty() && bdf == gpu.chain.back()) continue;
-    const auto cls = read_text(entry.path() / "class");
+    const auto cls = read_file_if_present(entry.path() / "class");
     if (!cls) continue;
     const auto value = parse_pci_class(*cls);
     if (!value) continue;
@@ -170,7 +162,7 @@ std::string describe_acs(std::string_view config) {
 std::vector<std::string> pcie_acs_states(const PcieDevicePath& path, const fs::path& root) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i + 1 < path.chain.size(); ++i) {
-    const auto config = read_text(root / "sys/bus/pci/devices" / path.chain[i] / "config");
+    const auto config = read_file_if_present(root / "sys/bus/pci/devices" / path.chain[i] / "config");
     out.push_back(path.chain[i] + ": " +
                   (config ? describe_acs(*config) : std::string("no configuration space file")));
   }

@@ -5,11 +5,11 @@
 #include <atomic>
 #include <cerrno>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "core/units.hpp"
+#include "inventory/sysfs.hpp"
 
 namespace pathbench {
 
@@ -72,14 +72,6 @@ std::filesystem::path under_mount(const HierarchyMount& mount, std::string_view 
   return relative.empty() ? dir : dir / relative;
 }
 
-std::optional<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 void write_file(const std::filesystem::path& path, const std::string& value) {
   std::ofstream out(path);
   out << value;
@@ -130,8 +122,8 @@ std::optional<CgroupLocation> find_memory_cgroup(std::string_view proc_self_cgro
 }
 
 MemoryCgroup::MemoryCgroup(std::uint64_t limit_bytes) : limit_(limit_bytes) {
-  const auto cgroup = read_file("/proc/self/cgroup");
-  const auto mountinfo = read_file("/proc/self/mountinfo");
+  const auto cgroup = read_file_if_present("/proc/self/cgroup");
+  const auto mountinfo = read_file_if_present("/proc/self/mountinfo");
   const auto where = cgroup && mountinfo ? find_memory_cgroup(*cgroup, *mountinfo) : std::nullopt;
   if (!where) {
     throw SkipCase(
@@ -171,7 +163,7 @@ MemoryCgroup::~MemoryCgroup() {
 void MemoryCgroup::add(pid_t pid) const { write_file(dir_ / "cgroup.procs", std::to_string(pid)); }
 
 std::optional<std::uint64_t> MemoryCgroup::oom_kills() const {
-  const auto text = read_file(dir_ / (version_ == 1 ? "memory.oom_control" : "memory.events"));
+  const auto text = read_file_if_present(dir_ / (version_ == 1 ? "memory.oom_control" : "memory.events"));
   return text ? named_count(*text, "oom_kill") : std::nullopt;
 }
 
