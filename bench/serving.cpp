@@ -22,8 +22,10 @@ const EnumAxis<ServingStrategy> kStrategy{
      {"pin_per_request", ServingStrategy::kPinPerRequest},
      {"pinned_pool", ServingStrategy::kPinnedPool},
      {"pinned_pool_chunked", ServingStrategy::kPinnedPoolChunked},
-     {"preallocated_pinned", ServingStrategy::kPreallocatedPinned}},
-    "how a request's host memory reaches the copy engine"};
+     {"preallocated_pinned", ServingStrategy::kPreallocatedPinned},
+     {"coalesced", ServingStrategy::kCoalesced}},
+    "how a request's host memory reaches the copy engine; coalesced: the requests a submitter "
+    "sees arrive within coalesce_us packed into one pinned buffer and copied as one transfer"};
 const EnumAxis<ServingArrival> kArrival{
     "arrival",
     {{"back_to_back", ServingArrival::kBackToBack},
@@ -88,6 +90,11 @@ const IntegerAxis kBulkChunk{"bulk_chunk_bytes", 4096, 16 * kGiB,
 const IntegerAxis kStreamSlots{"stream_slots", 1, 64,
                                "background stream: pinned staging slots the tensor is streamed "
                                "through, each of bulk_chunk_bytes (default 2: double buffering)"};
+const IntegerAxis kCoalesceUs{"coalesce_us", 1, 100000,
+                              "strategy coalesced: the aggregation window, microseconds from a "
+                              "transfer's first request (default 50)"};
+const IntegerAxis kCoalesceMax{"coalesce_max", 2, 1024,
+                               "strategy coalesced: most requests in one transfer (default 16)"};
 const IntegerAxis kChunkBytes{"chunk_bytes", 4096, kGiB,
                               "pinned_pool_chunked: slot and chunk size, a multiple of 4096 "
                               "(default 256 KiB)"};
@@ -145,6 +152,8 @@ ServingRequest decode(const CaseSpec& spec, TraceCache& traces) {
   r.bulk_bytes = static_cast<std::uint64_t>(kBulkBytes.decode_or(spec, kDefaultBulk));
   r.bulk_chunk_bytes = static_cast<std::uint64_t>(kBulkChunk.decode_or(spec, r.bulk_bytes));
   r.stream_slots = static_cast<int>(kStreamSlots.decode_or(spec, 2));
+  r.coalesce_ns = static_cast<std::uint64_t>(kCoalesceUs.decode_or(spec, 50)) * 1000;
+  r.coalesce_max = static_cast<int>(kCoalesceMax.decode_or(spec, 16));
   r.chunk_bytes = static_cast<std::uint64_t>(kChunkBytes.decode_or(spec, kDefaultChunk));
   r.pool_slots = static_cast<int>(kPoolSlots.decode_or(spec, 8));
   r.gpu_timeline = kGpuTimeline.decode_or(spec, false);
@@ -183,8 +192,9 @@ class ServingFamily final : public DeclaredFamily {
              "distributions, and head-of-line blocking behind a bulk transfer",
              with_trace(axis_schemas(kStrategy, kArrival, kRequestBytes, kResponseBytes, kKernelUs,
                                      kRequests, kRate, kBurstSize, kSubmitters, kPriority,
-                                     kBackground, kBulkBytes, kBulkChunk, kStreamSlots, kChunkBytes,
-                                     kPoolSlots, kGpuTimeline, host_node_axis(), threads_axis())),
+                                     kBackground, kBulkBytes, kBulkChunk, kStreamSlots, kCoalesceUs,
+                                     kCoalesceMax, kChunkBytes, kPoolSlots, kGpuTimeline,
+                                     host_node_axis(), threads_axis())),
              {"strategy"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
@@ -242,6 +252,14 @@ class ServingFamily final : public DeclaredFamily {
       return std::string(
           "pool_slots applies only to pinned_pool, pinned_pool_chunked and preallocated_pinned");
     }
+    if ((kCoalesceUs.present(spec) || kCoalesceMax.present(spec)) && !r.coalesced()) {
+      return std::string("coalesce_us and coalesce_max apply only to strategy coalesced");
+    }
+    if (r.coalesced() && !timed_arrivals) {
+      return std::string(
+          "strategy coalesced needs timed arrivals (poisson, bursts or trace): "
+          "back to back there is never a second request to pack");
+    }
     if (kStreamSlots.present(spec) && !r.streaming()) {
       return std::string("stream_slots applies only to background stream");
     }
@@ -288,8 +306,12 @@ class ServingFamily final : public DeclaredFamily {
     const std::uint64_t bulk = r.background == ServingBackground::kNone ? 0 : r.bulk_bytes;
     const std::uint64_t stream_slots =
         r.streaming() ? static_cast<std::uint64_t>(r.stream_slots) * r.bulk_chunk_bytes : 0;
-    return {r.submitters * 2 * per_submitter + pool + bulk + stream_slots,
-            r.submitters * per_submitter + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
+    // coalesced: two pinned batch buffers per submitter and one on the device.
+    const std::uint64_t batch =
+        r.coalesced() ? static_cast<std::uint64_t>(r.coalesce_max) * r.request_bytes : 0;
+    return {
+        r.submitters * (2 * per_submitter + 2 * batch) + pool + bulk + stream_slots,
+        r.submitters * (per_submitter + batch) + bulk + 8 * static_cast<std::uint64_t>(r.requests)};
   }
   Requirements requirements(const CaseSpec& spec) const override {
     Requirements needs;
@@ -336,6 +358,10 @@ std::vector<MetricSpec> serving_metrics(const ServingRequest& r) {
     m.push_back({"step_gap", "s", Better::kLower, true});
   }
   if (r.streaming()) m.push_back({"stream_throughput", "GB/s", Better::kHigher});
+  if (r.coalesced()) {
+    m.push_back({"coalesce_wait", "s", Better::kLower, true});
+    m.push_back({"batch_size", "requests", Better::kHigher});
+  }
   if (r.pooled()) std::ranges::move(pool_bucket_metrics(r.pool_buckets), std::back_inserter(m));
   return m;
 }

@@ -4,6 +4,7 @@
 // request itself; with timed arrivals a completion thread per submitter timestamps each request's
 // events as they complete. Latencies run from a request's arrival to its completion.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -156,6 +157,13 @@ struct Lane {
   std::vector<PlacedHostMemory> ring;    // preallocated_pinned: the data already pinned
   std::vector<std::size_t> requests;     // indices into the repetition's schedule
   std::atomic<std::size_t> enqueued{0};  // requests issued so far
+  // coalesced: two pinned batch buffers (one is packed while the other's copy may still read
+  // it), the device buffer the batch lands in, the event of each host buffer's last copy, and
+  // the transfers issued (which buffer is next).
+  std::array<PlacedHostMemory, 2> batch_host;
+  DeviceMemory batch_device;
+  std::array<std::optional<Event>, 2> batch_copied;
+  std::size_t batches = 0;
 };
 
 class ServingBench final : public CaseBench {
@@ -171,6 +179,7 @@ class ServingBench final : public CaseBench {
         arrival_(r.requests),
         h2d_at_(r.requests),
         done_at_(r.requests),
+        issued_at_(r.requests),
         slot_memory_(where_.memory_node) {
     int least = 0, greatest = 0;
     PB_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -186,6 +195,11 @@ class ServingBench final : public CaseBench {
           pageable(r.request_bytes), pageable(r.response_bytes),
           pinned_response ? pinned(r.response_bytes) : PlacedHostMemory());
       fill_pattern({lane->source.data(), r.request_bytes}, kSeed);
+      if (r.coalesced()) {
+        const std::uint64_t batch = static_cast<std::uint64_t>(r.coalesce_max) * r.request_bytes;
+        for (auto& b : lane->batch_host) b = pinned(batch);
+        lane->batch_device = DeviceMemory(batch);
+      }
       for (int s = 0; prealloc && s < r.pool_slots; ++s) {
         lane->ring.push_back(pinned(r.request_bytes));
         std::memcpy(lane->ring.back().data(), lane->source.data(), r.request_bytes);
@@ -223,6 +237,7 @@ class ServingBench final : public CaseBench {
       add(lanes_[0]->pinned_response, "pinned response buffer", "_response");
     }
     if (bulk_host_.data() != nullptr) add(bulk_host_, "bulk transfer's host buffer", "_bulk");
+    if (r.coalesced()) add(lanes_[0]->batch_host[0], "coalescing batch buffer", "_batch");
   }
 
   TimingMethod timing_method() const override { return TimingMethod::kHostSteadyClock; }
@@ -275,6 +290,13 @@ class ServingBench final : public CaseBench {
         .value("throughput", r_.requests / (last - first))
         .value("copies_issued", static_cast<double>(copies_.load()));
     if (weights_) sample.value("stream_throughput", weights_->throughput_gb_s());
+    if (r_.coalesced()) {
+      std::vector<double> waited(r_.requests);
+      for (int q = 0; q < r_.requests; ++q) waited[q] = issued_at_[q] - arrival_[q];
+      sample.operations("coalesce_wait", std::move(waited))
+          .value("batch_size", static_cast<double>(r_.requests) /
+                                   static_cast<double>(std::max<std::uint64_t>(1, copies_.load())));
+    }
     if (r_.pooled()) {
       sample.value("pool_high_water", static_cast<double>(pool_stats_.high_water_bytes_in_use))
           .value("pool_waits", static_cast<double>(pool_stats_.waits))
@@ -487,7 +509,10 @@ class ServingBench final : public CaseBench {
     bulk_go_ = 0;
     bulk_started_ = 0;
     bulk_done_ = 0;
-    for (auto& lane : lanes_) lane->enqueued = 0;
+    for (auto& lane : lanes_) {
+      lane->enqueued = 0;
+      lane->batches = 0;
+    }
     // The stream is already running when the first request arrives, and stops once the last has
     // completed.
     std::atomic<bool> stream_stop{false};
@@ -551,6 +576,9 @@ class ServingBench final : public CaseBench {
         issue_step(lane, q);
         observe_done(q, t0);
         continue;
+      } else if (r_.coalesced()) {
+        k = submit_batch(lane, k, at, t0);
+        continue;
       } else {
         prepare_data(lane, k, q);
         const auto due =
@@ -566,6 +594,68 @@ class ServingBench final : public CaseBench {
       issue_step(lane, q);
       lane.enqueued.store(k + 1, std::memory_order_release);
     }
+  }
+
+  // Waits until request q's arrival time.
+  void wait_for_arrival(const std::vector<double>& at, std::size_t q, Clock::time_point t0) {
+    const auto due =
+        t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at[q]));
+    if (due - Clock::now() > std::chrono::microseconds(200)) {
+      std::this_thread::sleep_until(due - std::chrono::microseconds(100));
+    }
+    while (Clock::now() < due) {
+    }
+  }
+
+  // coalesced: the requests of `lane` from its k-th on that arrive within the window of the
+  // first (at most coalesce_max), packed into one pinned buffer and copied as one transfer; each
+  // request's step reads its part. Returns the index of the batch's last request.
+  std::size_t submit_batch(Lane& lane, std::size_t k, const std::vector<double>& at,
+                           Clock::time_point t0) {
+    const std::size_t first = lane.requests[k];
+    wait_for_arrival(at, first, t0);
+    const double close = at[first] + static_cast<double>(r_.coalesce_ns) * 1e-9;
+    std::size_t last = k;
+    while (last + 1 < lane.requests.size() &&
+           last + 1 - k < static_cast<std::size_t>(r_.coalesce_max) &&
+           at[lane.requests[last + 1]] <= close) {
+      ++last;
+      wait_for_arrival(at, lane.requests[last], t0);
+    }
+    // The window stays open until it closes or the batch is full, as a server's would.
+    if (last + 1 - k < static_cast<std::size_t>(r_.coalesce_max)) {
+      const auto closes =
+          t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(close));
+      while (Clock::now() < closes && !abort_) {
+      }
+    }
+    const std::size_t b = lane.batches++ % 2;
+    if (lane.batch_copied[b]) wait_for_event(lane.batch_copied[b]->get(), "a batch's H2D copy");
+    std::byte* host = lane.batch_host[b].data();
+    std::vector<std::size_t> offsets;
+    std::size_t bytes = 0;
+    for (std::size_t i = k; i <= last; ++i) {
+      const std::size_t q = lane.requests[i];
+      arrival_[q] = at[q];
+      issued_at_[q] = seconds_since(t0);
+      prepare_data(lane, i, q);
+      std::memcpy(host + bytes, lane.source.data(), r_.h2d_bytes(q));
+      offsets.push_back(bytes);
+      bytes += r_.h2d_bytes(q);
+    }
+    cudaStream_t s = lane.stream.get();
+    if (bytes > 0) {
+      copy(lane.batch_device.get(), host, bytes, cudaMemcpyHostToDevice, s);
+      if (!lane.batch_copied[b]) lane.batch_copied[b].emplace(cudaEventDisableTiming);
+      PB_CUDA(cudaEventRecord(lane.batch_copied[b]->get(), s));
+    }
+    for (std::size_t i = k; i <= last; ++i) {
+      const std::size_t q = lane.requests[i];
+      PB_CUDA(cudaEventRecord(h2d_done_[q].get(), s));
+      issue_step(lane, q, lane.batch_device.get() + offsets[i - k]);
+      lane.enqueued.store(i + 1, std::memory_order_release);
+    }
+    return last;
   }
 
   // Stamps request q into the buffer it is copied from, and records the checksum to expect.
@@ -628,6 +718,8 @@ class ServingBench final : public CaseBench {
         }
         break;
       }
+      case ServingStrategy::kCoalesced:
+        throw CaseFailure("a coalesced request's input goes through submit_batch");
       case ServingStrategy::kPreallocatedPinned:
         if (bytes > 0) {
           copy(input, lane.ring[k % lane.ring.size()].data(), bytes, cudaMemcpyHostToDevice, s);
@@ -638,9 +730,11 @@ class ServingBench final : public CaseBench {
   }
 
   // The request's step on the GPU, then its response.
-  void issue_step(Lane& lane, std::size_t q) {
+  // The request's step on the GPU (reading `input`, the lane's input buffer unless given), then
+  // its response.
+  void issue_step(Lane& lane, std::size_t q, std::byte* input = nullptr) {
     cudaStream_t s = lane.stream.get();
-    std::byte* input = lane.input.get();
+    if (input == nullptr) input = lane.input.get();
     const std::size_t bytes = r_.h2d_bytes(q);
     const std::size_t response = r_.d2h_bytes(q);
     decode_step<<<blocks_, 256, 0, s>>>(
@@ -748,6 +842,7 @@ class ServingBench final : public CaseBench {
   DeviceMemory checksums_;
   std::vector<std::uint64_t> expected_;
   std::vector<double> arrival_, h2d_at_, done_at_;
+  std::vector<double> issued_at_;  // coalesced: when each request's batch was issued
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::map<std::size_t, std::uint64_t> unstamped_sums_;  // words -> their unstamped sum
   PinnedSlotMemory slot_memory_;                         // after where_: placed on its memory node

@@ -24,6 +24,9 @@ enum class ServingStrategy {
   kPinnedPool,          // memcpy into a pooled pinned slot, async copy; pageable when exhausted
   kPinnedPoolChunked,   // the same in slot-sized chunks
   kPreallocatedPinned,  // the data is already in pinned memory: the ideal
+  // Requests arriving within coalesce_us of the first packed (memcpy) into one pinned buffer and
+  // copied as one transfer; each request's step then reads its part (timed arrivals only).
+  kCoalesced,
 };
 enum class ServingArrival { kBackToBack, kPoisson, kBursts, kTrace };
 // kStream: CPU offload / weight streaming for the whole repetition (bench/weight_stream.hpp).
@@ -46,8 +49,11 @@ struct ServingRequest {
   ServingBackground background = ServingBackground::kNone;
   std::uint64_t bulk_bytes = 0;
   std::uint64_t bulk_chunk_bytes = 0;  // the bulk transfer is issued as copies of this size
-  int stream_slots = 2;                // background stream: pinned staging slots of the stream
-  std::uint64_t chunk_bytes = 0;       // pinned_pool_chunked: slot size
+  int stream_slots = 2;
+  std::uint64_t coalesce_ns = 50'000;  // coalesced: the aggregation window
+  int coalesce_max = 16;  // coalesced: most requests in one transfer                // background
+                          // stream: pinned staging slots of the stream
+  std::uint64_t chunk_bytes = 0;  // pinned_pool_chunked: slot size
   int pool_slots = 8;
   // pool_buckets: the pool's size classes (slot bytes, slots), smallest first; empty: one bucket
   // of pool_slots slots of the request size (chunked: chunk_bytes).
@@ -67,6 +73,7 @@ struct ServingRequest {
   std::uint64_t step_ns(std::size_t q) const {
     return trace.empty() ? kernel_ns : static_cast<std::uint64_t>(trace[q].kernel_us * 1000);
   }
+  bool coalesced() const { return strategy == ServingStrategy::kCoalesced; }
   bool streaming() const { return background == ServingBackground::kStream; }
   bool pooled() const {
     return strategy == ServingStrategy::kPinnedPool ||
@@ -76,7 +83,8 @@ struct ServingRequest {
 
 // h2d_latency, request_latency (per request), throughput, copies_issued; pooled strategies add
 // the pool's four; gpu_timeline adds h2d_gpu_time and step_gap (per request, from CUPTI);
-// background stream adds stream_throughput.
+// background stream adds stream_throughput; coalesced adds coalesce_wait (per request: arrival
+// to its transfer's issue) and batch_size (requests per transfer).
 std::vector<MetricSpec> serving_metrics(const ServingRequest& r);
 
 // "16KiB:8,64KiB:8,1MiB:2" as (slot bytes, slots), sorted by size. Throws std::invalid_argument

@@ -190,6 +190,33 @@ TEST(ServingFamily, PoolBucketsAreSizeClassesWithTheirOwnMetrics) {
   EXPECT_GE(family->memory_needs(make_spec(pooled)).host_bytes, (4u << 16) + (2u << 20));
 }
 
+TEST(ServingFamily, CoalescingNeedsTimedArrivalsAndAddsItsWaitAndBatchSize) {
+  const nlohmann::ordered_json coalesced = {{"strategy", "coalesced"}, {"request_bytes", 16384},
+                                            {"arrival", "poisson"},    {"rate_per_s", 50000},
+                                            {"coalesce_us", 25},       {"coalesce_max", 8}};
+  EXPECT_EQ(error_of(coalesced), std::nullopt);
+  EXPECT_EQ(error_of({{"strategy", "coalesced"}, {"request_bytes", 16384}}),
+            "strategy coalesced needs timed arrivals (poisson, bursts or trace): back to back "
+            "there is never a second request to pack");
+  EXPECT_EQ(error_of({{"strategy", "pinned_pool"}, {"request_bytes", 16384}, {"coalesce_us", 25}}),
+            "coalesce_us and coalesce_max apply only to strategy coalesced");
+  auto bad = coalesced;
+  bad["coalesce_max"] = 1;
+  EXPECT_EQ(error_of(bad).value_or("").rfind("coalesce_max", 0), 0u);
+  ServingRequest r;
+  r.strategy = ServingStrategy::kCoalesced;
+  const auto metrics = serving_metrics(r);
+  ASSERT_GE(metrics.size(), 2u);
+  EXPECT_EQ(metrics[metrics.size() - 2].name, "coalesce_wait");
+  EXPECT_TRUE(metrics[metrics.size() - 2].per_operation);
+  EXPECT_EQ(metrics.back().name, "batch_size");
+  // Two pinned batch buffers per submitter on the host, one on the device.
+  const auto family = make_serving_family();
+  const MemoryNeeds n = family->memory_needs(make_spec(coalesced));
+  EXPECT_GE(n.host_bytes, 2u * 8u * 16384u);
+  EXPECT_GE(n.device_bytes, 8u * 16384u);
+}
+
 TEST(ServingFamily, MemoryNeedsCoverBuffersPoolAndBulk) {
   const auto family = make_serving_family();
   const MemoryNeeds n = family->memory_needs(make_spec({{"strategy", "preallocated_pinned"},
@@ -246,7 +273,7 @@ TEST(ServingFamily, TheShippedScenarioFileValidates) {
         << sc.name;
     cases += expanded.size();
   }
-  EXPECT_EQ(cases, 52u);
+  EXPECT_EQ(cases, 56u);
 }
 
 class ServingTrace : public ::testing::Test {
