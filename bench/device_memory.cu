@@ -1,8 +1,11 @@
 // The `device_memory` bench. alloc_free: a sample is N allocate/free round trips of one size,
 // each call timed by the host steady clock (per-operation distributions). fragmentation: a
-// sample is one replay of the seeded pattern, after which the bench measures what the allocator
-// can still hand out. Either way a sample starts from a fresh allocator (a pool of its own) and
-// releases everything it took before it ends, so the free memory after it must be back.
+// sample is one replay of the seeded pattern, synchronised between its phases, after which the
+// bench measures what the allocator can still hand out (a pool's reserved and used bytes at each
+// step beside); the caching allocator instead allocates on until an allocation fails and records
+// what it held then (measure/caching_replay.hpp). Either way a sample starts from a fresh
+// allocator (a pool of its own) and releases everything it took before it ends, so the free
+// memory after it must be back.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/device_memory.hpp"
@@ -19,6 +23,8 @@
 #include "core/units.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_resources.hpp"
+#include "measure/caching_allocator.hpp"
+#include "measure/caching_replay.hpp"
 #include "measure/check_log.hpp"
 #include "measure/sample_builder.hpp"
 
@@ -27,6 +33,7 @@ namespace pathbench {
 namespace {
 
 using Measure = DeviceMemoryRequest::Measure;
+using Threshold = DeviceMemoryRequest::ReleaseThreshold;
 
 constexpr std::uint64_t kMinRoundTrips = 8;     // per sample, whatever min_time says
 constexpr std::uint64_t kMaxRoundTrips = 4096;  // per sample
@@ -85,7 +92,8 @@ class DeviceMemoryBench final : public CaseBench {
   }
 
   Sample measure() override {
-    return r_.measure == Measure::kAllocFree ? measure_alloc_free() : measure_fragmentation();
+    if (r_.measure == Measure::kAllocFree) return measure_alloc_free();
+    return caching() ? measure_caching_replay() : measure_fragmentation();
   }
 
   // alloc_free: a block of the case's size from a fresh allocator holds what the GPU wrote into
@@ -145,7 +153,15 @@ class DeviceMemoryBench final : public CaseBench {
              "cuMemAddressReserve + cuMemMap + cuMemSetAccess); free_time: until the memory is "
              "back with the allocator (cuda_malloc: cudaFree, synchronous; pool: cudaFreeAsync "
              "+ cudaStreamSynchronize, where release threshold 0 returns the memory to the "
-             "driver; vmm: cuMemUnmap + cuMemAddressFree + cuMemRelease)";
+             "driver; vmm: cuMemUnmap + cuMemAddressFree + cuMemRelease; caching: back in the "
+             "allocator's cache, no driver call once its segment exists)";
+    }
+    if (caching()) {
+      return "host steady clock around one replay of " + std::to_string(pattern_.events.size()) +
+             " allocations and frees through the caching allocator and the allocations of " +
+             format_bytes(r_.mix.largest()) +
+             " after it until one fails (the sample's time, not a metric); the metrics are what "
+             "the allocator and cudaMemGetInfo report at that failure";
     }
     return "host steady clock around one replay of " + std::to_string(pattern_.events.size()) +
            " allocations and frees per sample (the sample's time, not a metric); the metrics are "
@@ -153,7 +169,10 @@ class DeviceMemoryBench final : public CaseBench {
            "largest block in " +
            format_bytes(kDeviceMemoryGranularity) +
            " steps (each probe allocated and freed at once), then allocations of " +
-           format_bytes(r_.mix.largest()) + " until the first out-of-memory";
+           format_bytes(r_.mix.largest()) + " until the first out-of-memory" +
+           (r_.allocator == DeviceMemoryRequest::Allocator::kPool
+                ? "; the replay synchronises its stream after each phase (pool_steps)"
+                : "");
   }
 
   std::uint64_t operations_per_sample() const override {
@@ -207,15 +226,44 @@ class DeviceMemoryBench final : public CaseBench {
         .build(total);
   }
 
+  bool caching() const { return r_.allocator == DeviceMemoryRequest::Allocator::kCaching; }
+  bool trims() const { return r_.release_threshold == Threshold::kTrimToZero; }
+
   Sample measure_fragmentation() {
     FragmentationOutcome out;
     double replay_seconds = 0;
-    std::uint64_t held_after_replay = 0, free_drop = 0;
+    std::uint64_t held_after_replay = 0, free_drop = 0, fill_bytes = 0;
+    std::vector<PoolStep> steps;
     {
       const auto allocator = make_device_allocator(r_, device_);
+      // What a pool holds now (after synchronising its stream when `sync`); nothing to record
+      // for the others, whose settle() is a no-op.
+      auto step = [&](std::string_view name, bool sync) {
+        if (sync) allocator->settle();
+        if (const auto usage = allocator->pool_usage()) {
+          steps.push_back({std::string(name), sync, usage->reserved, usage->used, mem_info().free});
+        }
+      };
+      auto trim_step = [&](std::string_view name) {
+        allocator->trim_to(0);
+        step(name, false);
+      };
       LiveBlocks live(*allocator);
+      // The phase boundaries: the threshold acts at these synchronisations.
+      auto at_boundary = [&](std::size_t i) {
+        if (i == pattern_.holes_begin) {
+          step(pool_step::kFill, true);
+          fill_bytes = live.bytes();
+        }
+        if (i == pattern_.larger_begin) {
+          step(pool_step::kHolesFreed, false);
+          step(pool_step::kHolesSynced, true);
+          if (trims()) trim_step(pool_step::kHolesTrimmed);
+        }
+      };
       const auto start = std::chrono::steady_clock::now();
       for (std::size_t i = 0; i < pattern_.events.size(); ++i) {
+        at_boundary(i);
         const AllocationEvent& e = pattern_.events[i];
         if (e.kind == AllocationEvent::Kind::kFree) {
           live.release(e.id);
@@ -230,7 +278,8 @@ class DeviceMemoryBench final : public CaseBench {
         }
         live.add(e.id, *block);
       }
-      allocator->settle();
+      at_boundary(pattern_.events.size());
+      step(pool_step::kLarger, true);
       replay_seconds = seconds_since(start);
       held_after_replay = live.bytes();
 
@@ -256,22 +305,60 @@ class DeviceMemoryBench final : public CaseBench {
         }
         more.add(static_cast<std::uint32_t>(out.allocations_until_oom++), *block);
       }
-      more.release_all();
-      live.release_all();
+      step(pool_step::kUntilOom, false);
+      more.free_all();
+      live.free_all();
+      step(pool_step::kAllFreed, false);
+      step(pool_step::kAllSynced, true);
+      if (trims()) trim_step(pool_step::kAllTrimmed);
     }
     record_memory_returned();
-    record_outcome(out, held_after_replay, free_drop);
-    return SampleBuilder(metrics())
-        .value("largest_block", static_cast<double>(out.largest_block))
+    std::vector<Check> fresh;
+    if (!steps.empty()) fresh.push_back(pool_steps_check(steps, *r_.release_threshold, fill_bytes));
+    record_outcome(out, held_after_replay, free_drop, std::move(fresh));
+    SampleBuilder sample(metrics());
+    sample.value("largest_block", static_cast<double>(out.largest_block))
         .value("reported_free", static_cast<double>(out.reported_free))
         .value("fragmentation_ratio", out.fragmentation_ratio())
-        .value("allocations_until_oom", static_cast<double>(out.allocations_until_oom))
-        .build(replay_seconds);
+        .value("allocations_until_oom", static_cast<double>(out.allocations_until_oom));
+    if (!steps.empty()) {
+      const PoolFigures f = pool_figures(steps, *r_.release_threshold);
+      sample.value("reserved_after_sync", static_cast<double>(f.reserved_after_sync))
+          .value("used_after_sync", static_cast<double>(f.used_after_sync))
+          .value("released_at_sync", static_cast<double>(f.released_at_sync));
+      if (trims()) sample.value("released_by_trim", static_cast<double>(f.released_by_trim));
+    }
+    return sample.build(replay_seconds);
   }
 
-  void record_outcome(const FragmentationOutcome& out, std::uint64_t held, std::uint64_t drop) {
+  // The caching allocator's replay: the pattern, then the mix's largest size until a failure.
+  Sample measure_caching_replay() {
+    CachingReplayOutcome out;
+    double seconds = 0;
+    {
+      const auto segments = make_cuda_malloc_segments();
+      CachingAllocator allocator(*segments);
+      const auto start = std::chrono::steady_clock::now();
+      out = run_caching_replay(allocator, pattern_, r_.mix.largest(), kMaxAllocationsUntilOom,
+                               [] { return mem_info().free; });
+      seconds = seconds_since(start);
+    }
+    record_memory_returned();
+    log_.record(caching_replay_checks(out, free_before_, device_memory_tolerance(total_)));
+    const CachingStats& at = out.at_failure;
+    return SampleBuilder(metrics())
+        .value("allocations_until_oom", static_cast<double>(out.allocations_until_failure))
+        .value("free_at_oom", static_cast<double>(out.free_at_failure))
+        .value("reserved_at_oom", static_cast<double>(at.reserved))
+        .value("allocated_at_oom", static_cast<double>(at.allocated))
+        .value("reserved_unused_at_oom", static_cast<double>(at.reserved_unused()))
+        .value("largest_cached_block", static_cast<double>(at.largest_free_block))
+        .build(seconds);
+  }
+
+  void record_outcome(const FragmentationOutcome& out, std::uint64_t held, std::uint64_t drop,
+                      std::vector<Check> fresh) {
     const std::uint64_t tolerance = device_memory_tolerance(total_);
-    std::vector<Check> fresh;
     // The replay's blocks really took device memory: the driver's free memory fell by what the
     // replay holds at least (a pool may hold more: its idle bytes).
     fresh.push_back({"replay_resident",

@@ -1,5 +1,6 @@
-// The device_memory family's allocators: cudaMalloc, a stream-ordered pool, and VMM through the
-// driver entry points of cuda/vmm_driver_api.hpp.
+// The device_memory family's allocators: cudaMalloc, a stream-ordered pool, VMM through the
+// driver entry points of cuda/vmm_driver_api.hpp, and the caching allocator on cudaMalloc'd
+// segments.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -46,6 +47,44 @@ class CudaMallocAllocator final : public DeviceAllocator {
   }
 };
 
+// Segments for the caching allocator: one cudaMalloc each.
+class CudaMallocSegments final : public SegmentSource {
+ public:
+  std::optional<std::uint64_t> allocate(std::uint64_t bytes) override {
+    void* p = nullptr;
+    if (!allocated(cudaMalloc(&p, bytes), "cudaMalloc")) return std::nullopt;
+    return reinterpret_cast<std::uintptr_t>(p);
+  }
+  void release(std::uint64_t address, std::uint64_t) override {
+    cuda_check(cudaFree(reinterpret_cast<void*>(static_cast<std::uintptr_t>(address))), "cudaFree");
+  }
+};
+
+class CachingDeviceAllocator final : public DeviceAllocator {
+ public:
+  std::optional<DeviceBlock> allocate(std::uint64_t bytes) override {
+    const auto address = caching_.allocate(bytes);
+    if (!address) return std::nullopt;
+    return DeviceBlock{reinterpret_cast<void*>(static_cast<std::uintptr_t>(*address)), bytes, 0};
+  }
+  void free(const DeviceBlock& b) override {
+    caching_.free(reinterpret_cast<std::uintptr_t>(b.ptr));
+  }
+  std::uint64_t idle_bytes() const override { return caching_.stats().reserved_unused(); }
+  Check describe() const override {
+    return {"allocator", true,
+            "a PyTorch-style caching allocator (src/measure/caching_allocator.hpp) on cudaMalloc'd "
+            "segments: requests rounded to 512 B, up to 1 MiB from 2 MiB segments, below 10 MiB "
+            "from 20 MiB segments, larger ones from their own segment rounded to 2 MiB; blocks "
+            "split and kept cached on free",
+            "caching"};
+  }
+
+ private:
+  CudaMallocSegments segments_;  // declared first: the allocator returns its segments to it
+  CachingAllocator caching_{segments_};
+};
+
 class PoolAllocator final : public DeviceAllocator {
  public:
   PoolAllocator(int device, Threshold threshold) : threshold_(threshold) {
@@ -62,8 +101,7 @@ class PoolAllocator final : public DeviceAllocator {
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = device;
     PB_CUDA(cudaMemPoolCreate(&pool_, &props));
-    std::uint64_t value =
-        threshold == Threshold::kZero ? 0 : std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t value = wanted_threshold();
     PB_CUDA(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &value));
     PB_CUDA(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &read_back_));
   }
@@ -88,23 +126,35 @@ class PoolAllocator final : public DeviceAllocator {
   }
   void settle() override { stream_.synchronize(); }
   std::uint64_t idle_bytes() const override {
-    std::uint64_t reserved = 0, used = 0;
-    PB_CUDA(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved));
-    PB_CUDA(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used));
-    return reserved > used ? reserved - used : 0;
+    const PoolUsage u = *pool_usage();
+    return u.reserved > u.used ? u.reserved - u.used : 0;
   }
+  std::optional<PoolUsage> pool_usage() const override {
+    PoolUsage u;
+    PB_CUDA(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &u.reserved));
+    PB_CUDA(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &u.used));
+    return u;
+  }
+  // Only what the host has seen complete can go: callers synchronise first.
+  void trim_to(std::uint64_t keep) override { PB_CUDA(cudaMemPoolTrimTo(pool_, keep)); }
   Check describe() const override {
-    const std::uint64_t wanted =
-        threshold_ == Threshold::kZero ? 0 : std::numeric_limits<std::uint64_t>::max();
+    const std::uint64_t wanted = wanted_threshold();
     return {"allocator",
             read_back_ == wanted,
             "cudaMallocFromPoolAsync / cudaFreeAsync from a cudaMemPoolCreate pool on one "
             "stream; cudaMemPoolAttrReleaseThreshold reads back " +
-                std::to_string(read_back_) + " (set " + std::to_string(wanted) + ")",
+                std::to_string(read_back_) + " (set " + std::to_string(wanted) + ")" +
+                (threshold_ == Threshold::kTrimToZero
+                     ? "; cudaMemPoolTrimTo(pool, 0) after the replay's free phase"
+                     : ""),
             {{"allocator", "pool"}, {"release_threshold", read_back_}}};
   }
 
  private:
+  std::uint64_t wanted_threshold() const {
+    return threshold_ == Threshold::kZero ? 0 : std::numeric_limits<std::uint64_t>::max();
+  }
+
   Threshold threshold_;
   Stream stream_;
   cudaMemPool_t pool_ = nullptr;
@@ -201,8 +251,14 @@ std::unique_ptr<DeviceAllocator> make_device_allocator(const DeviceMemoryRequest
                                              r.release_threshold.value_or(Threshold::kZero));
     case DeviceMemoryRequest::Allocator::kVmm:
       return std::make_unique<VmmAllocator>(device);
+    case DeviceMemoryRequest::Allocator::kCaching:
+      return std::make_unique<CachingDeviceAllocator>();
   }
   throw std::logic_error("device_memory: an allocator without a bench");
+}
+
+std::unique_ptr<SegmentSource> make_cuda_malloc_segments() {
+  return std::make_unique<CudaMallocSegments>();
 }
 
 LiveBlocks::~LiveBlocks() {
@@ -232,7 +288,7 @@ void LiveBlocks::release(std::uint32_t id) {
   allocator_.free(block);
 }
 
-void LiveBlocks::release_all() {
+void LiveBlocks::free_all() {
   while (!blocks_.empty()) {
     const auto it = blocks_.begin();
     const DeviceBlock block = it->second;
@@ -240,6 +296,10 @@ void LiveBlocks::release_all() {
     bytes_ -= block.bytes;
     allocator_.free(block);
   }
+}
+
+void LiveBlocks::release_all() {
+  free_all();
   allocator_.settle();
 }
 

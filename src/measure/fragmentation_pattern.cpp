@@ -86,6 +86,7 @@ FragmentationPattern make_fragmentation_pattern(std::uint64_t seed, std::uint64_
   }
 
   // (2) Punch holes: a seeded half of the blocks, interleaved with those that stay.
+  p.holes_begin = p.events.size();
   std::vector<Live> kept;
   for (const Live& block : live) {
     if (rng.below(2) == 0) {
@@ -100,6 +101,7 @@ FragmentationPattern make_fragmentation_pattern(std::uint64_t seed, std::uint64_
 
   // (3) Larger blocks into what is left: most holes are too small for them.
   const std::size_t larger = mix.sizes.size() / 2;
+  p.larger_begin = p.events.size();
   while (p.allocations < max_allocations) {
     std::uint64_t bytes = draw(rng, mix, larger);
     if (live_bytes + bytes > budget) bytes = mix.sizes[larger];

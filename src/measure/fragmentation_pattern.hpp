@@ -7,6 +7,7 @@
 // compilers and standard libraries (its own splitmix64, no std distributions): the same seed,
 // budget and mix give the same events everywhere, so two nodes replay the same pattern.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct FragmentationPattern {
   std::uint64_t peak_live_bytes = 0;   // never more than the budget
   std::uint64_t final_live_bytes = 0;  // live when the events end (what the replay leaves)
   std::uint64_t allocations = 0, frees = 0;
+  // Where the phases start in `events`: [0, holes_begin) fills the budget, [holes_begin,
+  // larger_begin) punches the holes, [larger_begin, end) allocates the larger blocks. A replay
+  // that synchronises between phases does so at these two indices.
+  std::size_t holes_begin = 0, larger_begin = 0;
 };
 
 // Phases: (1) allocate sizes drawn from the mix until the budget holds no further block of the

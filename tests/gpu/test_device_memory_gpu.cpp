@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench/device_memory.hpp"
 #include "inventory/inventory.hpp"
@@ -66,17 +67,27 @@ TEST(DeviceMemoryGpu, VmmAllocFree) {
   PATHBENCH_REQUIRE_GPU();
   expect_alloc_free_ok({{"allocator", "vmm"}});
 }
+TEST(DeviceMemoryGpu, CachingAllocFree) {
+  PATHBENCH_REQUIRE_GPU();
+  expect_alloc_free_ok({{"allocator", "caching"}});
+}
 
-void expect_fragmentation_ok(nlohmann::ordered_json params) {
+// The replay's metrics and checks; returns the case for more (a helper that returns a value
+// cannot ASSERT: it reports and returns early instead).
+MeasuredCase expect_fragmentation_ok(nlohmann::ordered_json params, std::size_t metrics = 4) {
   params["measure"] = "fragmentation";
   params["seed"] = 1;
   params["budget_pct"] = 10;
-  const auto m = run(dm_case(params), 2);
-  PATHBENCH_SKIP_IF_SKIPPED(m);
-  ASSERT_EQ(m.samples.size(), 2u);
-  ASSERT_EQ(m.metrics.size(), 4u);
+  auto m = run(dm_case(params), 2);
+  if (!m.skipped.empty()) return m;
+  EXPECT_EQ(m.samples.size(), 2u);
+  EXPECT_EQ(m.metrics.size(), metrics);
+  if (m.samples.size() != 2u || m.metrics.size() != metrics) return m;
   const Check* largest = m.check("largest_block");
-  ASSERT_NE(largest, nullptr);
+  if (largest == nullptr) {
+    ADD_FAILURE() << "no largest_block check";
+    return m;
+  }
   const auto pool_idle = largest->value.at("pool_idle").get<std::uint64_t>();
   for (const auto& s : m.samples) {
     EXPECT_GT(s[0], 0.0) << "largest_block";
@@ -88,22 +99,96 @@ void expect_fragmentation_ok(nlohmann::ordered_json params) {
     EXPECT_GT(s[3], 0.0) << "allocations_until_oom";
   }
   expect_checks_pass_and_memory_returned(m);
-  ASSERT_NE(m.check("replay_resident"), nullptr);
-  ASSERT_NE(m.check("oom_reached"), nullptr);
-  ASSERT_NE(m.check("pattern"), nullptr);
+  EXPECT_NE(m.check("replay_resident"), nullptr);
+  EXPECT_NE(m.check("oom_reached"), nullptr);
+  EXPECT_NE(m.check("pattern"), nullptr);
+  return m;
 }
 
 TEST(DeviceMemoryGpu, CudaMallocFragmentation) {
   PATHBENCH_REQUIRE_GPU();
-  expect_fragmentation_ok({{"allocator", "cuda_malloc"}});
+  const auto m = expect_fragmentation_ok({{"allocator", "cuda_malloc"}});
+  PATHBENCH_SKIP_IF_SKIPPED(m);
+  EXPECT_EQ(m.check("pool_steps"), nullptr) << "no pool, no pool steps";
 }
+
+// The pool's replay for one threshold: its pool_steps check passed (the threshold behaved as
+// documented) and the series has every step; the sync figures of each sample (`skipped` gets
+// the reason when the case was skipped).
+struct PoolSync {
+  double reserved = 0, used = 0, released = 0, trimmed = 0;
+};
+std::vector<PoolSync> pool_replay(const char* threshold, std::size_t metrics,
+                                  std::string* skipped = nullptr) {
+  const auto m =
+      expect_fragmentation_ok({{"allocator", "pool"}, {"release_threshold", threshold}}, metrics);
+  std::vector<PoolSync> out;
+  if (!m.skipped.empty()) {
+    if (skipped != nullptr) *skipped = m.skipped;
+    return out;
+  }
+  const Check* steps = m.check("pool_steps");
+  if (steps == nullptr) {
+    ADD_FAILURE() << "no pool_steps check";
+    return out;
+  }
+  EXPECT_TRUE(steps->passed) << steps->detail;
+  EXPECT_TRUE(steps->value.is_array());
+  EXPECT_GE(steps->value.size(), 7u);
+  for (const auto& s : m.samples) {
+    if (s.size() < metrics) continue;
+    EXPECT_LE(s[5], s[4]) << threshold << ": used_after_sync <= reserved_after_sync";
+    out.push_back({s[4], s[5], s[6], metrics > 7 ? s[7] : 0.0});
+  }
+  return out;
+}
+
 TEST(DeviceMemoryGpu, PoolFragmentation) {
   PATHBENCH_REQUIRE_GPU();
-  expect_fragmentation_ok({{"allocator", "pool"}, {"release_threshold", "0"}});
+  std::string skipped;
+  const auto zero = pool_replay("0", 7, &skipped);
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+  // The holes empty whole chunks (256 MiB blocks among them): threshold 0 gives them back at the
+  // synchronisation after the frees, not at cudaFreeAsync.
+  for (const auto& s : zero) EXPECT_GT(s.released, 0.0) << "threshold 0 released nothing at sync";
+  for (const auto& s : pool_replay("unbounded", 7)) {
+    EXPECT_EQ(s.released, 0.0) << "an unbounded pool released memory at a synchronisation";
+  }
+  for (const auto& s : pool_replay("trim_to_zero", 8)) {
+    EXPECT_EQ(s.released, 0.0) << "trim_to_zero is unbounded until its trim";
+    EXPECT_GT(s.trimmed, 0.0) << "cudaMemPoolTrimTo(pool, 0) released nothing";
+  }
 }
+
+TEST(DeviceMemoryGpu, CachingFragmentationEndsInAnOutOfMemoryWithCachedBytes) {
+  PATHBENCH_REQUIRE_GPU();
+  auto params = nlohmann::ordered_json{
+      {"allocator", "caching"}, {"measure", "fragmentation"}, {"seed", 1}, {"budget_pct", 10}};
+  const auto m = run(dm_case(params), 2);
+  PATHBENCH_SKIP_IF_SKIPPED(m);
+  ASSERT_EQ(m.samples.size(), 2u);
+  ASSERT_EQ(m.metrics.size(), 6u);
+  EXPECT_EQ(m.metrics[0].name, "allocations_until_oom");
+  for (const auto& s : m.samples) {
+    EXPECT_GT(s[0], 0.0) << "256 MiB segments fit the 90 % the replay left";
+    EXPECT_LT(s[1], static_cast<double>(std::uint64_t{2} << 30))
+        << "free_at_oom: cudaMalloc refused a 256 MiB segment";
+    EXPECT_GE(s[2], s[3]) << "reserved >= allocated";
+    EXPECT_DOUBLE_EQ(s[4], s[2] - s[3]) << "reserved_unused = reserved - allocated";
+    EXPECT_GT(s[4], 0.0) << "the replay's holes stay cached";
+    EXPECT_LT(s[5], static_cast<double>(std::uint64_t{256} << 20)) << "no cached block fit";
+  }
+  expect_checks_pass_and_memory_returned(m);
+  const Check* oom = m.check("oom_reached");
+  ASSERT_NE(oom, nullptr);
+  EXPECT_EQ(oom->value.at("failed_request").get<std::uint64_t>(), std::uint64_t{256} << 20);
+  EXPECT_NE(m.check("segments_resident"), nullptr);
+}
+
 TEST(DeviceMemoryGpu, VmmFragmentation) {
   PATHBENCH_REQUIRE_GPU();
-  expect_fragmentation_ok({{"allocator", "vmm"}});
+  const auto m = expect_fragmentation_ok({{"allocator", "vmm"}});
+  PATHBENCH_SKIP_IF_SKIPPED(m);
 }
 
 }  // namespace

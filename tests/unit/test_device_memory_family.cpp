@@ -63,8 +63,10 @@ TEST(DeviceMemoryFamily, DescribesItsAxesAndMetrics) {
   for (const auto& a : family->axes()) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"allocator", "measure", "release_threshold", "bytes",
                                              "seed", "budget_pct", "block_sizes"}));
-  EXPECT_EQ(family->axes()[0].allowed, (std::vector<std::string>{"cuda_malloc", "pool", "vmm"}));
-  EXPECT_EQ(family->axes()[2].allowed, (std::vector<std::string>{"0", "unbounded"}));
+  EXPECT_EQ(family->axes()[0].allowed,
+            (std::vector<std::string>{"cuda_malloc", "pool", "vmm", "caching"}));
+  EXPECT_EQ(family->axes()[2].allowed,
+            (std::vector<std::string>{"0", "unbounded", "trim_to_zero"}));
   EXPECT_EQ(family->required_axes(), (std::vector<std::string>{"allocator", "measure"}));
 
   const CaseSpec af = make_spec({{"allocator", "pool"},
@@ -92,6 +94,81 @@ TEST(DeviceMemoryFamily, DescribesItsAxesAndMetrics) {
   EXPECT_EQ(fm[0].better, Better::kHigher);
   EXPECT_EQ(fm[2].better, Better::kLower);
   EXPECT_EQ(fm[3].better, Better::kHigher);
+}
+
+TEST(DeviceMemoryFamily, ThePoolsReplayAddsItsSynchronisationFigures) {
+  const auto family = make_device_memory_family();
+  const std::vector<std::string> replay{"largest_block", "reported_free", "fragmentation_ratio",
+                                        "allocations_until_oom"};
+  std::vector<std::string> pool = replay;
+  for (const char* m : {"reserved_after_sync", "used_after_sync", "released_at_sync"}) {
+    pool.push_back(m);
+  }
+  std::vector<std::string> trim = pool;
+  trim.push_back("released_by_trim");
+  auto names = [&](const char* threshold) {
+    return *family->metric_names(make_spec({{"allocator", "pool"},
+                                            {"measure", "fragmentation"},
+                                            {"release_threshold", threshold},
+                                            {"seed", 1},
+                                            {"budget_pct", 50}}));
+  };
+  EXPECT_EQ(names("0"), pool);
+  EXPECT_EQ(names("unbounded"), pool);
+  EXPECT_EQ(names("trim_to_zero"), trim);
+  EXPECT_EQ(*family->metric_names(make_spec({{"allocator", "cuda_malloc"},
+                                             {"measure", "fragmentation"},
+                                             {"seed", 1},
+                                             {"budget_pct", 50}})),
+            replay);
+}
+
+TEST(DeviceMemoryFamily, TheCachingAllocatorsReplayReportsItsFailure) {
+  const auto family = make_device_memory_family();
+  const CaseSpec spec = make_spec(
+      {{"allocator", "caching"}, {"measure", "fragmentation"}, {"seed", 1}, {"budget_pct", 80}});
+  EXPECT_FALSE(family->case_error(spec).has_value());
+  EXPECT_EQ(*family->metric_names(spec),
+            (std::vector<std::string>{"allocations_until_oom", "free_at_oom", "reserved_at_oom",
+                                      "allocated_at_oom", "reserved_unused_at_oom",
+                                      "largest_cached_block"}));
+  const auto m = device_memory_metrics(decode_device_memory_request(spec));
+  EXPECT_EQ(m[4].better, Better::kLower) << "reserved but unused";
+  EXPECT_EQ(m[5].better, Better::kHigher) << "largest cached block";
+  EXPECT_EQ(m[5].unit, "bytes");
+  // alloc_free through it: a cache hit's cost; it holds the segment the size class gets.
+  EXPECT_EQ(family
+                ->memory_needs(make_spec(
+                    {{"allocator", "caching"}, {"measure", "alloc_free"}, {"bytes", 4096}}))
+                .device_bytes,
+            2 * kMiB);
+  EXPECT_EQ(family
+                ->memory_needs(make_spec(
+                    {{"allocator", "caching"}, {"measure", "alloc_free"}, {"bytes", 2 * kMiB}}))
+                .device_bytes,
+            20 * kMiB);
+  EXPECT_NE(load_error(R"({"allocator": ["caching"], "measure": ["fragmentation"], "seed": [1],
+                          "budget_pct": [80], "release_threshold": ["0"]})")
+                .find("allocator caching has no pool"),
+            std::string::npos);
+}
+
+TEST(DeviceMemoryFamily, TrimToZeroBelongsToTheReplay) {
+  const std::string e = load_error(R"({"allocator": ["pool"], "measure": ["alloc_free"],
+      "release_threshold": ["trim_to_zero"], "bytes": [4096]})");
+  EXPECT_EQ(e.rfind("d.json: /scenarios/0/axes", 0), 0u) << e;
+  EXPECT_NE(e.find("trim_to_zero trims the pool after the fragmentation replay's free phase"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(load_error(R"({"allocator": ["pool"], "measure": ["fragmentation"], "seed": [1],
+      "budget_pct": [50], "release_threshold": ["0", "unbounded", "trim_to_zero"]})"),
+            "");
+  const auto r = decode_device_memory_request(make_spec({{"allocator", "pool"},
+                                                         {"measure", "fragmentation"},
+                                                         {"release_threshold", "trim_to_zero"},
+                                                         {"seed", 1},
+                                                         {"budget_pct", 50}}));
+  EXPECT_EQ(r.release_threshold, DeviceMemoryRequest::ReleaseThreshold::kTrimToZero);
 }
 
 TEST(DeviceMemoryFamily, DecodesTheRequest) {
@@ -203,8 +280,16 @@ TEST(DeviceMemoryFamily, TheShippedScenarioFileValidates) {
         << sc.name;
     for (const auto& c : cases) ids.push_back(c.id);
   }
-  // alloc_free: 4 allocators (the pool twice) x 4 sizes; fragmentation: 4 (the pool twice).
-  EXPECT_EQ(ids.size(), 20u);
+  // alloc_free: cuda_malloc, vmm, caching and the pool twice, x 4 sizes; fragmentation:
+  // cuda_malloc, vmm, the pool three times and the caching allocator.
+  EXPECT_EQ(ids.size(), 26u);
+  EXPECT_NE(std::find(ids.begin(), ids.end(),
+                      "device_memory/allocator=pool/measure=fragmentation/"
+                      "release_threshold=trim_to_zero/seed=1/budget_pct=80"),
+            ids.end());
+  EXPECT_NE(std::find(ids.begin(), ids.end(),
+                      "device_memory/allocator=caching/measure=fragmentation/seed=1/budget_pct=80"),
+            ids.end());
   EXPECT_NE(std::find(ids.begin(), ids.end(),
                       "device_memory/allocator=pool/measure=alloc_free/"
                       "release_threshold=unbounded/bytes=1073741824"),
@@ -306,6 +391,17 @@ TEST(FragmentationPattern, LargerBlocksFollowTheHoles) {
   EXPECT_EQ(sizes, (std::set<std::uint64_t>(mix.sizes.begin(), mix.sizes.end())));
 }
 
+TEST(FragmentationPattern, MarksWhereEachPhaseStarts) {
+  const auto p = make_fragmentation_pattern(3, 8 * kGiB, kv_size_mix());
+  ASSERT_LT(p.holes_begin, p.larger_begin);
+  ASSERT_LT(p.larger_begin, p.events.size());
+  for (std::size_t i = 0; i < p.events.size(); ++i) {
+    const bool is_free = p.events[i].kind == AllocationEvent::Kind::kFree;
+    EXPECT_EQ(is_free, i >= p.holes_begin && i < p.larger_begin) << "event " << i;
+  }
+  EXPECT_EQ(p.larger_begin - p.holes_begin, p.frees);
+}
+
 TEST(FragmentationPattern, BoundsAndDegenerateBudgets) {
   const SizeMix mix = kv_size_mix();
   EXPECT_TRUE(make_fragmentation_pattern(1, kMiB, mix).events.empty());  // below the smallest
@@ -374,6 +470,146 @@ TEST(DeviceMemoryChecks, MemoryReturnedWithinTheTolerance) {
   EXPECT_NE(leaked.detail.find("did not come back"), std::string::npos) << leaked.detail;
   // More free after (another process let go): fine.
   EXPECT_TRUE(memory_returned_check(10 * kGiB, 12 * kGiB, 10 * kGiB, total).passed);
+}
+
+using Threshold = DeviceMemoryRequest::ReleaseThreshold;
+
+// A pool's steps through one replay: 10 GiB filled, 4 GiB of holes punched, `released` of them
+// given back at the synchronisation after, 3 GiB of larger blocks, 1 GiB in the OOM loop, then
+// everything freed; `kept_at_end` still reserved after the last synchronisation.
+std::vector<PoolStep> steps(std::uint64_t released, std::uint64_t kept_at_end, bool trim) {
+  namespace s = pool_step;
+  std::vector<PoolStep> out{
+      {std::string(s::kFill), true, 10 * kGiB, 10 * kGiB, 20 * kGiB},
+      {std::string(s::kHolesFreed), false, 10 * kGiB, 6 * kGiB, 20 * kGiB},
+      {std::string(s::kHolesSynced), true, 10 * kGiB - released, 6 * kGiB, 20 * kGiB + released}};
+  const std::uint64_t after_holes = trim ? 6 * kGiB + kGiB / 2 : 10 * kGiB - released;
+  if (trim) out.push_back({std::string(s::kHolesTrimmed), false, after_holes, 6 * kGiB, 0});
+  out.push_back({std::string(s::kLarger), true, after_holes + 3 * kGiB, 9 * kGiB, 0});
+  out.push_back({std::string(s::kUntilOom), false, after_holes + 4 * kGiB, 10 * kGiB, 0});
+  out.push_back({std::string(s::kAllFreed), false, after_holes + 4 * kGiB, 0, 0});
+  out.push_back({std::string(s::kAllSynced), true, kept_at_end, 0, 0});
+  if (trim) out.push_back({std::string(s::kAllTrimmed), false, 0, 0, 0});
+  return out;
+}
+
+TEST(DeviceMemoryPoolSteps, FiguresComeFromTheHolePunchingSynchronisation) {
+  const PoolFigures zero = pool_figures(steps(3 * kGiB, 0, false), Threshold::kZero);
+  EXPECT_EQ(zero.reserved_after_sync, 7 * kGiB);
+  EXPECT_EQ(zero.used_after_sync, 6 * kGiB);
+  EXPECT_EQ(zero.released_at_sync, 3 * kGiB);
+  EXPECT_EQ(zero.released_by_trim, 0u);
+  const PoolFigures trim = pool_figures(steps(0, 14 * kGiB, true), Threshold::kTrimToZero);
+  EXPECT_EQ(trim.released_at_sync, 0u);
+  EXPECT_EQ(trim.reserved_after_sync, 10 * kGiB);
+  EXPECT_EQ(trim.released_by_trim, 10 * kGiB - (6 * kGiB + kGiB / 2));
+  // Reserved growing at a synchronisation is no release.
+  auto grown = steps(0, 0, false);
+  grown[2].reserved = 11 * kGiB;
+  EXPECT_EQ(pool_figures(grown, Threshold::kZero).released_at_sync, 0u);
+  // A step the figures need, missing: the bench's error, not the device's.
+  EXPECT_THROW(pool_figures(steps(0, 0, false), Threshold::kTrimToZero), std::logic_error);
+  EXPECT_THROW(pool_figures({}, Threshold::kZero), std::logic_error);
+}
+
+TEST(DeviceMemoryPoolSteps, ThresholdZeroMustHoldNothingOnceAllIsFreedAndSynchronised) {
+  const Check ok = pool_steps_check(steps(3 * kGiB, 0, false), Threshold::kZero, 10 * kGiB);
+  EXPECT_EQ(ok.name, "pool_steps");
+  EXPECT_TRUE(ok.passed) << ok.detail;
+  EXPECT_NE(ok.detail.find("10 GiB to 7 GiB reserved"), std::string::npos) << ok.detail;
+  ASSERT_TRUE(ok.value.is_array());
+  ASSERT_EQ(ok.value.size(), 7u);
+  EXPECT_EQ(ok.value[2].at("step"), "holes_synchronised");
+  EXPECT_EQ(ok.value[2].at("synchronised"), true);
+  EXPECT_EQ(ok.value[2].at("reserved").get<std::uint64_t>(), 7 * kGiB);
+  EXPECT_EQ(ok.value[2].at("used").get<std::uint64_t>(), 6 * kGiB);
+  EXPECT_EQ(ok.value[2].at("driver_free").get<std::uint64_t>(), 23 * kGiB);
+  const Check kept = pool_steps_check(steps(3 * kGiB, 2 * kGiB, false), Threshold::kZero, 0);
+  EXPECT_FALSE(kept.passed);
+  EXPECT_NE(kept.detail.find("all_synchronised: 2 GiB still reserved"), std::string::npos)
+      << kept.detail;
+  EXPECT_NE(kept.detail.find("not in effect"), std::string::npos) << kept.detail;
+}
+
+TEST(DeviceMemoryPoolSteps, UnboundedAndTrimReleaseNothingAtASynchronisation) {
+  const std::uint64_t end = 14 * kGiB;
+  EXPECT_TRUE(pool_steps_check(steps(0, end, false), Threshold::kUnbounded, 10 * kGiB).passed);
+  const Check gave = pool_steps_check(steps(kGiB, 13 * kGiB, false), Threshold::kUnbounded, 0);
+  EXPECT_FALSE(gave.passed);
+  EXPECT_NE(gave.detail.find("holes_synchronised: 1 GiB released at a synchronisation"),
+            std::string::npos)
+      << gave.detail;
+  const Check trim =
+      pool_steps_check(steps(0, 10 * kGiB + kGiB / 2, true), Threshold::kTrimToZero, 10 * kGiB);
+  EXPECT_TRUE(trim.passed) << trim.detail;
+  auto untrimmed = steps(0, 10 * kGiB + kGiB / 2, true);
+  untrimmed.back().reserved = kGiB;
+  const Check left = pool_steps_check(untrimmed, Threshold::kTrimToZero, 0);
+  EXPECT_FALSE(left.passed);
+  EXPECT_NE(left.detail.find("after cudaMemPoolTrimTo(pool, 0)"), std::string::npos) << left.detail;
+}
+
+TEST(DeviceMemoryPoolSteps, TheBlocksMustComeFromThePoolAndUsedStayWithinReserved) {
+  const Check foreign = pool_steps_check(steps(3 * kGiB, 0, false), Threshold::kZero, 11 * kGiB);
+  EXPECT_FALSE(foreign.passed);
+  EXPECT_NE(foreign.detail.find("do not come from this pool"), std::string::npos) << foreign.detail;
+  auto over = steps(3 * kGiB, 0, false);
+  over[4].used = over[4].reserved + 1;
+  const Check above = pool_steps_check(over, Threshold::kZero, 0);
+  EXPECT_FALSE(above.passed);
+  EXPECT_NE(above.detail.find("until_oom: used"), std::string::npos) << above.detail;
+}
+
+CachingReplayOutcome caching_outcome() {
+  CachingReplayOutcome out;
+  out.failed = true;
+  out.allocations_until_failure = 3;
+  out.failure = {256 * kMiB, 256 * kMiB, 256 * kMiB};
+  out.after_replay.reserved = 100 * kGiB;
+  out.after_replay.segments = 4000;
+  out.free_after_replay = 40 * kGiB;
+  out.at_failure.reserved = 120 * kGiB;
+  out.at_failure.allocated = 110 * kGiB;
+  out.at_failure.largest_free_block = 20 * kMiB;
+  out.free_at_failure = 100 * kMiB;
+  return out;
+}
+
+TEST(DeviceMemoryCachingChecks, TheFailureReadsLikePyTorchs) {
+  const auto checks = caching_replay_checks(caching_outcome(), 141 * kGiB, 1 * kGiB);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].name, "segments_resident");
+  EXPECT_TRUE(checks[0].passed) << checks[0].detail;  // 101 GiB drop for 100 GiB reserved
+  EXPECT_EQ(checks[1].name, "oom_reached");
+  EXPECT_TRUE(checks[1].passed);
+  const std::string& d = checks[1].detail;
+  EXPECT_NE(d.find("after the replay and 3 allocations of 256 MiB"), std::string::npos) << d;
+  EXPECT_NE(d.find("the device has 100 MiB free"), std::string::npos) << d;
+  EXPECT_NE(d.find("10 GiB reserved but unused (largest cached block 20 MiB)"), std::string::npos)
+      << d;
+  EXPECT_NE(d.find("would hold the request in total"), std::string::npos) << d;
+  const auto& v = checks[1].value;
+  EXPECT_EQ(v.at("phase"), "until_oom");
+  EXPECT_TRUE(v.at("failed_event").is_null());
+  EXPECT_EQ(v.at("reserved_unused").get<std::uint64_t>(), 10 * kGiB);
+  EXPECT_EQ(v.at("failed_request").get<std::uint64_t>(), 256 * kMiB);
+  EXPECT_EQ(v.at("free_at_oom").get<std::uint64_t>(), 100 * kMiB);
+}
+
+TEST(DeviceMemoryCachingChecks, SegmentsMustBeResidentAndTheLoopMustEndInAFailure) {
+  auto out = caching_outcome();
+  out.free_after_replay = 100 * kGiB;  // the driver's free fell by 41 GiB for 100 GiB reserved
+  EXPECT_FALSE(caching_replay_checks(out, 141 * kGiB, 1 * kGiB)[0].passed);
+  out.failed_in_replay = true;
+  out.failed_event = 77;
+  const auto in_replay = caching_replay_checks(out, 141 * kGiB, 1 * kGiB);
+  EXPECT_TRUE(in_replay[1].passed);
+  EXPECT_NE(in_replay[1].detail.find("at event 77 of the replay"), std::string::npos);
+  EXPECT_EQ(in_replay[1].value.at("failed_event").get<std::size_t>(), 77u);
+  out.failed = false;
+  const auto capped = caching_replay_checks(out, 141 * kGiB, 1 * kGiB);
+  EXPECT_FALSE(capped[1].passed);
+  EXPECT_NE(capped[1].detail.find("lower bound"), std::string::npos);
 }
 
 TEST(DeviceMemoryFamily, WithoutCudaEveryCaseIsSkippedWithTheReason) {
