@@ -5,8 +5,10 @@
 #include <filesystem>
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "measure/gpu_bench.hpp"
+#include "measure/queued_direct_reader.hpp"
 #include "placement/direct_io.hpp"
 #include "scenario/typed_axis.hpp"
 
@@ -24,7 +26,8 @@ const EnumAxis<Method> kMethod{
      {"mmap", Method::kMmap},
      {"cufile", Method::kCufile}},
     "pageable_read: read() in chunks into pageable memory, then one cudaMemcpy; odirect_pinned: "
-    "O_DIRECT reads into two pinned buffers, each chunk's async copy overlapping the next read; "
+    "O_DIRECT reads, queue_depth in flight, into pinned staging slots, each chunk's async copy "
+    "overlapping the next reads; "
     "mmap: cudaMemcpy from a mapping of the file; cufile: GPUDirect Storage cuFileRead into GPU "
     "memory (libcufile loaded at run time)"};
 const EnumAxis<Cache> kCache{
@@ -37,20 +40,33 @@ const IntegerAxis kBytes{"bytes", std::int64_t{1} << 20, std::int64_t{64} << 30,
 const IntegerAxis kChunk{"chunk", std::int64_t{4} << 10, std::int64_t{1} << 30,
                          "bytes per read of the chunked methods, a multiple of 4096 (default 8 "
                          "MiB); not for mmap"};
+const IntegerAxis kQueueDepth{"queue_depth", 1, 256,
+                              "O_DIRECT reads of `chunk` bytes kept in flight by as many reader "
+                              "threads (default 1: one synchronous read); odirect_pinned only"};
 
 class StorageFamily final : public DeclaredFamily {
  public:
   StorageFamily()
       : DeclaredFamily({"storage",
-                        "A file to GPU memory: pageable read + cudaMemcpy, O_DIRECT into pinned "
-                        "buffers pipelined with async copies, mmap + cudaMemcpy, and GPUDirect "
+                        "A file to GPU memory: pageable read + cudaMemcpy, O_DIRECT at a queue "
+                        "depth into pinned slots pipelined with async copies, mmap + cudaMemcpy, "
+                        "and GPUDirect "
                         "Storage (cuFile), from a cold or warm page cache; the destination is "
                         "checked against the file's pattern after every sample",
-                        axis_schemas(kMethod, kBytes, kCache, kChunk),
+                        axis_schemas(kMethod, kBytes, kCache, kChunk, kQueueDepth),
                         {"method", "bytes", "cache"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
     const StorageRequest r = decode_storage_request(spec);
+    if (kQueueDepth.present(spec) && r.method != Method::kODirectPinned) {
+      return concat("queue_depth applies to odirect_pinned only (", r.method_name,
+                    " issues one read at a time)");
+    }
+    if (r.method == Method::kODirectPinned && !r.cold()) {
+      return std::string(
+          "cache=warm has no meaning for odirect_pinned: O_DIRECT reads bypass the page cache, so "
+          "a warm case reads the device exactly as a cold one does (use cache=cold)");
+    }
     if (r.method == Method::kMmap) {
       if (!kChunk.present(spec)) return std::nullopt;
       return std::string("chunk does not apply to mmap (one cudaMemcpy from the whole mapping)");
@@ -63,16 +79,22 @@ class StorageFamily final : public DeclaredFamily {
       return "chunk " + format_bytes(r.chunk) + " is larger than the file (" +
              format_bytes(r.bytes) + ")";
     }
+    if (const std::uint64_t chunks = chunk_count(r.bytes, r.chunk); r.queue_depth > chunks) {
+      return concat("queue_depth ", std::to_string(r.queue_depth), " is more than the file's ",
+                    std::to_string(chunks), " chunks of ", format_bytes(r.chunk),
+                    ": at most that many reads can be in flight");
+    }
     return std::nullopt;
   }
 
-  // Host: the pageable read buffer, and the buffer the destination is copied back into to be
-  // verified. GPU: the destination.
+  // Host: the pageable read buffer or the pinned staging slots, and the buffer the destination
+  // is copied back into to be verified. GPU: the destination.
   MemoryNeeds memory_needs(const CaseSpec& spec) const override {
     const StorageRequest r = decode_storage_request(spec);
     const std::uint64_t staging = r.method == Method::kPageableRead ? r.bytes
                                   : r.method == Method::kODirectPinned
-                                      ? 2 * round_up_to(r.chunk, kDirectIoAlignment)
+                                      ? staging_slot_count(r.queue_depth, r.bytes, r.chunk) *
+                                            round_up_to(r.chunk, kDirectIoAlignment)
                                       : 0;
     return {r.bytes + staging, r.bytes};
   }
@@ -115,6 +137,7 @@ StorageRequest decode_storage_request(const CaseSpec& spec) {
   } else {  // a file smaller than the default is read in one (block-rounded) chunk
     r.chunk = std::min(kStorageDefaultChunk, round_up_to(r.bytes, kDirectIoAlignment));
   }
+  r.queue_depth = static_cast<std::uint64_t>(kQueueDepth.decode_or(spec, 1));
   return r;
 }
 
@@ -155,11 +178,17 @@ Check storage_location_check(const StorageLocation& loc) {
               (loc.mount_point.empty() ? std::string() : " mounted at " + loc.mount_point) + ", " +
               format_bytes(loc.free_bytes) + " free before the file was written",
           nlohmann::ordered_json::object()};
+  c.detail += loc.block_device
+                  ? concat("; block device ", describe(*loc.block_device))
+                  : concat("; no block device behind device number ", loc.device_number);
   c.value["dir"] = loc.dir;
   c.value["fs_type"] = loc.fs_type;
   c.value["source"] = loc.source;
   c.value["mount_point"] = loc.mount_point;
   c.value["free_bytes"] = loc.free_bytes;
+  c.value["device_number"] = loc.device_number;
+  c.value["block_device"] =
+      loc.block_device ? to_json(*loc.block_device) : nlohmann::ordered_json(nullptr);
   return c;
 }
 

@@ -8,19 +8,23 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "bench/storage.hpp"
 #include "core/errors.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/cufile_library.hpp"
 #include "measure/block_bench.hpp"
 #include "measure/pattern_file.hpp"
+#include "measure/queued_direct_reader.hpp"
 #include "placement/direct_io.hpp"
 #include "placement/file_handle.hpp"
 #include "placement/page_cache.hpp"
@@ -64,28 +68,22 @@ UniqueFd open_direct(const std::string& path, const StorageLocation& loc) {
   return UniqueFd(fd);
 }
 
-// Reads `want` bytes at `offset` into `dst`, asking for `ask` (>= want: O_DIRECT's rounded
-// length, cut short by end of file). A short read that leaves an O_DIRECT offset unaligned, or
-// the file ending early, fails the case.
-void read_fully(int fd, std::byte* dst, std::uint64_t want, std::uint64_t ask, std::uint64_t offset,
-                bool direct) {
-  std::uint64_t got = 0;
-  while (got < want) {
-    const ssize_t n = ::pread(fd, dst + got, ask - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw CaseFailure(SystemError("pread of the test file", errno).what());
-    if (n == 0) {
-      throw CaseFailure("the test file ended at byte " + std::to_string(offset + got) +
-                        " during a read of " + std::to_string(want) + " bytes at " +
-                        std::to_string(offset));
-    }
-    got += static_cast<std::uint64_t>(n);
-    if (direct && got < want && !is_aligned_to(got, kDirectIoAlignment)) {
-      throw CaseFailure("a short O_DIRECT read (" + std::to_string(got) +
-                        " bytes) left the next offset unaligned");
-    }
+// The end of one chunk's H2D copy out of its staging slot: an event recorded behind it (one
+// event per slot, since a slot has one copy in flight at most).
+class SlotCopied final : public Completion {
+ public:
+  explicit SlotCopied(cudaEvent_t event) : event_(event) {}
+  bool done() override {
+    const cudaError_t e = cudaEventQuery(event_);
+    if (e == cudaErrorNotReady) return false;
+    PB_CUDA(e);
+    return true;
   }
-}
+  void wait() override { PB_CUDA(cudaEventSynchronize(event_)); }
+
+ private:
+  cudaEvent_t event_;
+};
 
 class StorageBench final : public BlockBench {
  public:
@@ -117,6 +115,7 @@ class StorageBench final : public BlockBench {
   std::vector<Check> checks() const override {
     std::vector<Check> all = BlockBench::checks();
     all.push_back(page_cache_check(r_.cache, fractions_));
+    if (reader_) all.push_back(direct_io_check());
     return all;
   }
 
@@ -124,6 +123,9 @@ class StorageBench final : public BlockBench {
     return "one sample = the whole " + format_bytes(r_.bytes) + " file into GPU memory by " +
            r_.method_name +
            (r_.method == Method::kMmap ? "" : " in " + format_bytes(r_.chunk) + " reads") +
+           (r_.method == Method::kODirectPinned
+                ? concat(", ", std::to_string(r_.queue_depth), " in flight")
+                : std::string()) +
            ", timed by the host steady clock from the first read" +
            (r_.method == Method::kMmap ? " (the mmap call)" : "") +
            " to the end of the final stream synchronisation; before it, untimed: the "
@@ -156,21 +158,52 @@ class StorageBench final : public BlockBench {
   }
 
  private:
+  // The staging slots (pinned, 4096-aligned), an event per slot, and the reader with its
+  // threads: all before the first sample, so that none of it is timed.
   void prepare_pinned() {
     const std::uint64_t length = round_up_to(r_.chunk, kDirectIoAlignment);
-    for (auto& p : pinned_) {
-      p = PinnedHostMemory(length);
-      if (!is_aligned_address(p.get(), kDirectIoAlignment)) {
+    const std::uint64_t count = staging_slot_count(r_.queue_depth, r_.bytes, r_.chunk);
+    std::vector<std::span<std::byte>> slots;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      pinned_.emplace_back(length);
+      copied_.emplace_back(cudaEventDisableTiming);
+      if (!is_aligned_address(pinned_.back().get(), kDirectIoAlignment)) {
         throw CaseFailure("cudaHostAlloc returned a buffer not aligned to " +
                           std::to_string(kDirectIoAlignment) +
                           " bytes: O_DIRECT cannot read into it");
       }
+      slots.emplace_back(pinned_.back().get(), length);
     }
-    checks_.push_back({"direct_io", true,
-                       "O_DIRECT open succeeded; two pinned buffers of " + format_bytes(length) +
-                           " (cudaHostAlloc), 4096-aligned; chunk offsets and lengths rounded "
-                           "to 4096",
-                       length});
+    reader_ = std::make_unique<QueuedDirectReader>(direct_fd_.get(), file_.path(), r_.bytes,
+                                                   r_.chunk, r_.queue_depth, std::move(slots));
+  }
+
+  // What the reader did, over every sample (warm-up included).
+  Check direct_io_check() const {
+    const QueuedReadStats s = reader_->stats();
+    const std::string readers = reader_->threads() == 0
+                                    ? std::string("the measuring thread reads")
+                                    : concat(std::to_string(reader_->threads()), " reader threads");
+    Check c{"direct_io", true,
+            concat("O_DIRECT open succeeded; ", std::to_string(reader_->slots()),
+                   " pinned staging slots of ", format_bytes(pinned_.front().size()),
+                   " (cudaHostAlloc), 4096-aligned; chunk offsets and lengths rounded to 4096; "
+                   "queue depth ",
+                   std::to_string(r_.queue_depth), " (", readers, "); at most ",
+                   std::to_string(s.max_reads_in_pread),
+                   " reads were inside pread at once; the reader waited for a copy to free a "
+                   "slot ",
+                   std::to_string(s.slot_waits), " times"),
+            nlohmann::ordered_json::object()};
+    c.value["slot_bytes"] = pinned_.front().size();
+    c.value["slots"] = reader_->slots();
+    c.value["queue_depth"] = r_.queue_depth;
+    c.value["reader_threads"] = reader_->threads();
+    c.value["chunks_read"] = s.chunks;
+    c.value["max_reads_queued"] = s.max_reads_queued;
+    c.value["max_reads_in_pread"] = s.max_reads_in_pread;
+    c.value["slot_waits"] = s.slot_waits;
+    return c;
   }
 
   void prepare_cufile() {
@@ -201,26 +234,28 @@ class StorageBench final : public BlockBench {
   void pageable_read() {
     for (std::uint64_t off = 0; off < r_.bytes; off += r_.chunk) {
       const std::uint64_t n = std::min(r_.chunk, r_.bytes - off);
-      read_fully(cache_fd_.get(), pageable_.get() + off, n, n, off, false);
+      pread_exactly(cache_fd_.get(), file_.path(), pageable_.get() + off, n, n, off, false);
     }
     PB_CUDA(cudaMemcpyAsync(dest_.get(), pageable_.get(), r_.bytes, cudaMemcpyHostToDevice,
                             stream_.get()));
     stream_.synchronize();
   }
 
-  // Chunk k is read into buffer k % 2 while chunk k-1's copy runs from the other one; before a
-  // buffer is read into again, the event recorded after its previous copy is waited for.
+  // The reader keeps queue_depth reads in flight; every chunk that arrives is copied from its
+  // slot to its offset of the destination, and the slot goes back to the reader once the event
+  // behind that copy has completed, so the copies overlap the next reads.
   void odirect_pinned() {
-    const std::uint64_t n = chunk_count(r_.bytes, r_.chunk);
-    for (std::uint64_t k = 0; k < n; ++k) {
-      const std::size_t b = k % 2;
-      if (k >= 2) PB_CUDA(cudaEventSynchronize(copied_[b].get()));
-      const FileChunk c = file_chunk(k, r_.bytes, r_.chunk);
-      read_fully(direct_fd_.get(), pinned_[b].get(), c.bytes, c.read_length, c.offset, true);
-      PB_CUDA(cudaMemcpyAsync(dest_.get() + c.offset, pinned_[b].get(), c.bytes,
+    reader_->read_all([this](const StagedChunk& c) -> std::unique_ptr<Completion> {
+      auto copied = std::make_unique<SlotCopied>(copied_[c.slot].get());
+      PB_CUDA(cudaMemcpyAsync(dest_.get() + c.chunk.offset, c.data.data(), c.chunk.bytes,
                               cudaMemcpyHostToDevice, stream_.get()));
-      PB_CUDA(cudaEventRecord(copied_[b].get(), stream_.get()));
-    }
+      if (const cudaError_t e = cudaEventRecord(copied_[c.slot].get(), stream_.get());
+          e != cudaSuccess) {
+        cudaStreamSynchronize(stream_.get());  // the reader may reuse the slot once this throws
+        PB_CUDA(e);
+      }
+      return copied;
+    });
     stream_.synchronize();
   }
 
@@ -259,10 +294,11 @@ class StorageBench final : public BlockBench {
   PatternFile file_;
   UniqueFd cache_fd_;   // buffered: pageable and mmap reads, page-cache control, mincore
   UniqueFd direct_fd_;  // O_DIRECT: odirect_pinned, cufile
-  std::unique_ptr<std::byte[]> image_;     // the destination copied back, for verification
-  std::unique_ptr<std::byte[]> pageable_;  // pageable_read's buffer
-  std::array<PinnedHostMemory, 2> pinned_;
-  std::array<Event, 2> copied_{Event(cudaEventDisableTiming), Event(cudaEventDisableTiming)};
+  std::unique_ptr<std::byte[]> image_;          // the destination copied back, for verification
+  std::unique_ptr<std::byte[]> pageable_;       // pageable_read's buffer
+  std::vector<PinnedHostMemory> pinned_;        // odirect_pinned's staging slots
+  std::vector<Event> copied_;                   // per slot: recorded behind its latest copy
+  std::unique_ptr<QueuedDirectReader> reader_;  // after its fd and slots: joined before they go
   std::unique_ptr<CufileFile> handle_;
   std::unique_ptr<CufileBuffer> buffer_;
   std::vector<double> fractions_;  // resident fraction before every timed block

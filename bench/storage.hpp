@@ -1,7 +1,8 @@
 #pragma once
 
 // The `storage` family: a file to GPU memory — read() into pageable memory then cudaMemcpy,
-// O_DIRECT reads into two pinned buffers pipelined with async copies, mmap then cudaMemcpy from
+// O_DIRECT reads, queue_depth at a time, into pinned staging slots whose async copies overlap the
+// next reads (measure/queued_direct_reader.hpp), mmap then cudaMemcpy from
 // the mapping, and GPUDirect Storage (cuFile, loaded with dlopen) — from a cold or a warm page
 // cache. The file is pathbench's own (written with the verification pattern, fsync'd, removed
 // when the case ends); the GPU destination is checked against the pattern after every sample.
@@ -24,7 +25,8 @@ struct StorageRequest {
   std::string method_name;
   Cache cache = Cache::kCold;
   std::uint64_t bytes = 0;
-  std::uint64_t chunk = 0;  // bytes per read (pageable_read, odirect_pinned, cufile)
+  std::uint64_t chunk = 0;        // bytes per read (pageable_read, odirect_pinned, cufile)
+  std::uint64_t queue_depth = 1;  // O_DIRECT reads in flight (odirect_pinned)
 
   // The file is opened with O_DIRECT (bypassing the page cache).
   bool direct_io() const { return method == Method::kODirectPinned || method == Method::kCufile; }

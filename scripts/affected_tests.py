@@ -62,6 +62,7 @@ RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"^ci/", ("e2e_compare",)),
     (r"^scripts/(affected_tests|ci_timing)\.py$", ("ci_scripts",)),
     (r"^scripts/(test|setup|fuzz)\.sh$", ()),
+    (r"^scripts/reference/fio_storage\.sh$", ("e2e_fio_reference",)),
     (r"^scripts/", BINARY_SMOKE),
 )
 

@@ -1,7 +1,9 @@
 #include "placement/storage_location.hpp"
 
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -131,6 +133,11 @@ StorageLocation probe_storage(const std::string& dir) {
     // mountinfo tells ext2/3/4 and fuse subtypes apart, where the magic number cannot.
     if (!m->fs_type.empty()) loc.fs_type = m->fs_type;
   }
+  struct stat st {};
+  if (::stat(loc.probed.c_str(), &st) != 0) throw SystemError("stat " + loc.probed, errno);
+  const unsigned major = ::major(st.st_dev), minor = ::minor(st.st_dev);
+  loc.device_number = std::to_string(major) + ":" + std::to_string(minor);
+  loc.block_device = read_block_device(major, minor, loc.source);
   return loc;
 }
 

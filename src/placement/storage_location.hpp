@@ -1,14 +1,17 @@
 #pragma once
 
-// Where a file under test lives: the file system's type, the block device behind it (from
-// /proc/self/mountinfo) and the free space, probed on the folder or, before it exists, on its
-// nearest existing parent. tmpfs (and ramfs) hold their files in the page cache itself: a read
-// from them is never cold, and O_DIRECT open fails there.
+// Where a file under test lives: the file system's type and the mount's source (from
+// /proc/self/mountinfo), the block device behind it (sysfs: model, rotational, scheduler) and the
+// free space, probed on the folder or, before it exists, on its nearest existing parent. tmpfs (and
+// ramfs) hold their files in the page cache itself: a read from them is never cold, and O_DIRECT
+// open fails there.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "placement/block_device.hpp"
 
 namespace pathbench {
 
@@ -20,6 +23,8 @@ struct StorageLocation {
   std::uint64_t free_bytes = 0;  // statvfs f_bavail * f_frsize (what this user may fill)
   std::string source;            // the mount's source ("/dev/nvme0n1p2", "overlay"); "" unknown
   std::string mount_point;
+  std::string device_number;                // st_dev as "major:minor"
+  std::optional<BlockDevice> block_device;  // empty: no block device behind it (nfs, overlay)
 };
 
 // Throws SystemError when no parent of `dir` can be statfs'd.

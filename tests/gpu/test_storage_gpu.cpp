@@ -1,12 +1,14 @@
 // GPU tests of the storage family, through the CLI's case runner: every method on a small file,
-// cold and warm, in the default storage folder (./.pathbench-storage of the test's working
-// directory). Label `gpu`; they skip without a device, and a cufile case may skip (no GDS), but
-// only with the GDS status as its reason.
+// cold and warm (cold only for odirect_pinned), and odirect_pinned at queue depths 4 and 16, in
+// the default storage folder (./.pathbench-storage of the test's working directory). Label `gpu`;
+// they skip without a device, and a cufile case may skip (no GDS), but only with the GDS status as
+// its reason.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench/storage.hpp"
@@ -25,6 +27,14 @@ CaseSpec storage_case(const std::string& method, const std::string& cache, std::
   return gpu_test_case("storage", {{"method", method}, {"bytes", bytes}, {"cache", cache}});
 }
 
+CaseSpec queued_case(std::int64_t bytes, std::int64_t chunk, std::int64_t queue_depth) {
+  return gpu_test_case("storage", {{"method", "odirect_pinned"},
+                                   {"bytes", bytes},
+                                   {"cache", "cold"},
+                                   {"chunk", chunk},
+                                   {"queue_depth", queue_depth}});
+}
+
 // The test files pathbench left in the folder (none may outlive its case).
 std::size_t leftover_files(const std::string& dir) {
   std::size_t n = 0;
@@ -40,10 +50,10 @@ struct Outcome {
   bool skipped = false;
 };
 
-Outcome run(const std::string& method, const std::string& cache, std::int64_t bytes) {
+Outcome run(const CaseSpec& spec) {
+  const std::string method = spec.str("method");
   const auto family = make_storage_family();
   const Machine machine = machine_from(collect_inventory({}));
-  const CaseSpec spec = storage_case(method, cache, bytes);
   if (auto why = family->skip_reason(spec, machine, 0)) {
     std::cout << "note: " << spec.id << " skipped: " << *why << "\n";
     return {{}, true};  // a tmpfs working directory or a full disk: said, not measured
@@ -94,6 +104,7 @@ void expect_measured_and_verified(const MeasuredCase& m, const std::string& cach
   }
   const Check* loc = m.check("storage_location");
   ASSERT_NE(loc, nullptr);
+  EXPECT_TRUE(loc->value.contains("block_device")) << loc->detail;
   std::cout << "note: " << loc->detail << "\n";
   const Check* timing = m.check("timing");
   ASSERT_NE(timing, nullptr);
@@ -107,7 +118,7 @@ class StorageGpu : public ::testing::TestWithParam<std::tuple<std::string, std::
 TEST_P(StorageGpu, ASmallFileReachesTheGpuVerified) {
   PATHBENCH_REQUIRE_GPU();
   const auto& [method, cache] = GetParam();
-  const Outcome o = run(method, cache, 64 * kMiB);
+  const Outcome o = run(storage_case(method, cache, 64 * kMiB));
   if (o.skipped) GTEST_SKIP() << "skipped with its reason (printed above)";
   expect_measured_and_verified(o.m, cache);
   if (method == "cufile") {
@@ -116,22 +127,54 @@ TEST_P(StorageGpu, ASmallFileReachesTheGpuVerified) {
     std::cout << "note: " << gds->detail << "\n";
   }
   if (method == "odirect_pinned") {
-    EXPECT_NE(o.m.check("direct_io"), nullptr);
+    const Check* direct = o.m.check("direct_io");
+    ASSERT_NE(direct, nullptr);
+    EXPECT_EQ(direct->value.at("queue_depth"), 1u);
+    EXPECT_EQ(direct->value.at("reader_threads"), 0u);  // depth 1: the measuring thread reads
   }
 }
 
+// Every method and cache but a warm odirect_pinned (an invalid combination: O_DIRECT bypasses
+// the page cache).
 INSTANTIATE_TEST_SUITE_P(
     MethodsAndCaches, StorageGpu,
-    ::testing::Combine(::testing::Values("pageable_read", "odirect_pinned", "mmap", "cufile"),
-                       ::testing::Values("cold", "warm")),
+    ::testing::Values(std::tuple<std::string, std::string>{"pageable_read", "cold"},
+                      std::tuple<std::string, std::string>{"pageable_read", "warm"},
+                      std::tuple<std::string, std::string>{"odirect_pinned", "cold"},
+                      std::tuple<std::string, std::string>{"mmap", "cold"},
+                      std::tuple<std::string, std::string>{"mmap", "warm"},
+                      std::tuple<std::string, std::string>{"cufile", "cold"},
+                      std::tuple<std::string, std::string>{"cufile", "warm"}),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+// Several reads in flight, each chunk copied from its slot as it arrives (in any order): the
+// destination is still exact, with a ragged end, and the direct_io check says how deep the queue
+// went. 1 MiB reads at depth 4 and 16 of a file of 40 chunks and a piece.
+TEST(StorageGpuQueueDepth, ReadsInFlightReassembleTheFileInGpuMemory) {
+  PATHBENCH_REQUIRE_GPU();
+  for (const std::int64_t depth : {4, 16}) {
+    const Outcome o = run(queued_case(40 * kMiB + 12345, kMiB, depth));
+    if (o.skipped) GTEST_SKIP() << "skipped with its reason (printed above)";
+    expect_measured_and_verified(o.m, "cold");
+    const Check* direct = o.m.check("direct_io");
+    ASSERT_NE(direct, nullptr);
+    std::cout << "note: " << direct->detail << "\n";
+    EXPECT_EQ(direct->value.at("queue_depth"), static_cast<std::uint64_t>(depth));
+    EXPECT_EQ(direct->value.at("reader_threads"), static_cast<std::uint64_t>(depth));
+    EXPECT_EQ(direct->value.at("slots"), static_cast<std::uint64_t>(depth) + 2);
+    EXPECT_EQ(direct->value.at("max_reads_queued"), static_cast<std::uint64_t>(depth));
+    EXPECT_GE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(), 1u);
+    // Warm-up and probe blocks read the file too: at least one file per sample.
+    EXPECT_GE(direct->value.at("chunks_read").get<std::uint64_t>(), 41u * 3);
+  }
+}
 
 // A size that is no multiple of the block: the last O_DIRECT read is rounded up and cut short at
 // end of file, the last pageable read is short; the destination must still be exact.
 TEST(StorageGpuRagged, AFileOfRaggedSizeIsReadExactly) {
   PATHBENCH_REQUIRE_GPU();
   for (const char* method : {"odirect_pinned", "pageable_read", "cufile"}) {
-    const Outcome o = run(method, "cold", 20 * kMiB + 12345);
+    const Outcome o = run(storage_case(method, "cold", 20 * kMiB + 12345));
     if (o.skipped) continue;
     expect_measured_and_verified(o.m, "cold");
   }

@@ -58,6 +58,8 @@ class AffectedTests(unittest.TestCase):
             "bench/copy_family.cpp": ["e2e_cli"],
             "ci/slurm/pathbench.sbatch": ["e2e_compare", "e2e_slurm"],
             "ci/kubernetes/job.yaml": ["e2e_compare", "e2e_deploy_artifacts"],
+            "scripts/reference/fio_storage.sh": ["e2e_cli", "e2e_fio_reference"],
+            "tests/e2e/test_fio_reference.py": ["e2e_fio_reference"],
             "something/new.txt": ["e2e_cli"],  # unforeseen: the binary's smoke test
         }
         for path, expected in cases.items():

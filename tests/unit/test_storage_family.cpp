@@ -1,11 +1,13 @@
-// The storage family's host-side rules: axes, defaults, bad combinations (exit 3 at load),
-// memory needs, skip reasons (no GPU, a memory-backed folder, too little space), the page-cache
-// and location checks, and the shipped scenario's cases.
+// The storage family's host-side rules: axes, defaults, bad combinations (exit 3 at load:
+// queue_depth beyond odirect_pinned or the file's chunks, a warm O_DIRECT read), memory needs
+// (the staging slots of the queue), skip reasons (no GPU, a memory-backed folder, too little
+// space), the page-cache and location checks, and the shipped scenario's cases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,15 @@ CaseSpec chunked(const std::string& method, std::int64_t bytes, std::int64_t chu
   return make_spec({{"method", method}, {"bytes", bytes}, {"cache", "cold"}, {"chunk", chunk}});
 }
 
+CaseSpec queued(const std::string& method, std::int64_t bytes, std::int64_t chunk,
+                std::int64_t queue_depth) {
+  return make_spec({{"method", method},
+                    {"bytes", bytes},
+                    {"cache", "cold"},
+                    {"chunk", chunk},
+                    {"queue_depth", queue_depth}});
+}
+
 StorageLocation disk(std::uint64_t free_bytes) {
   StorageLocation loc;
   loc.dir = "/data/.pathbench-storage";
@@ -53,7 +64,7 @@ TEST(StorageFamily, IsRegisteredWithItsAxesAndMetrics) {
   ASSERT_NE(family, nullptr);
   std::vector<std::string> axes;
   for (const auto& a : family->axes()) axes.push_back(a.name);
-  EXPECT_EQ(axes, (std::vector<std::string>{"method", "bytes", "cache", "chunk"}));
+  EXPECT_EQ(axes, (std::vector<std::string>{"method", "bytes", "cache", "chunk", "queue_depth"}));
   EXPECT_EQ(family->required_axes(), (std::vector<std::string>{"method", "bytes", "cache"}));
   EXPECT_EQ(family->metric_names(storage_case("mmap", kGiB, "cold")),
             (std::vector<std::string>{"throughput", "time"}));
@@ -73,6 +84,10 @@ TEST(StorageFamily, DecodesTheRequestWithTheDefaultChunk) {
   EXPECT_TRUE(r.direct_io());
   EXPECT_EQ(r.bytes, static_cast<std::uint64_t>(kGiB));
   EXPECT_EQ(r.chunk, kStorageDefaultChunk);
+  EXPECT_EQ(r.queue_depth, 1u);  // one read in flight unless asked
+  r = decode_storage_request(queued("odirect_pinned", kGiB, kMiB, 16));
+  EXPECT_EQ(r.queue_depth, 16u);
+  EXPECT_EQ(r.chunk, static_cast<std::uint64_t>(kMiB));
   // A file smaller than the default chunk is read in one block-rounded chunk.
   r = decode_storage_request(storage_case("pageable_read", kMiB + 100, "warm"));
   EXPECT_EQ(r.chunk, static_cast<std::uint64_t>(kMiB + 4096));
@@ -88,10 +103,38 @@ TEST(StorageFamily, DecodesTheRequestWithTheDefaultChunk) {
 TEST(StorageFamily, InvalidCombinations) {
   const auto family = make_storage_family();
   for (const char* m : {"pageable_read", "odirect_pinned", "mmap", "cufile"}) {
-    for (const char* c : {"cold", "warm"}) {
-      EXPECT_FALSE(family->invalid_combination(storage_case(m, 256 * kMiB, c))) << m << c;
-    }
+    EXPECT_FALSE(family->invalid_combination(storage_case(m, 256 * kMiB, "cold"))) << m;
   }
+  for (const char* m : {"pageable_read", "mmap", "cufile"}) {
+    EXPECT_FALSE(family->invalid_combination(storage_case(m, 256 * kMiB, "warm"))) << m;
+  }
+  // O_DIRECT bypasses the page cache: a warm odirect_pinned case would measure a cold one.
+  const auto warm = family->invalid_combination(storage_case("odirect_pinned", kGiB, "warm"));
+  ASSERT_TRUE(warm);
+  EXPECT_NE(warm->find("cache=warm has no meaning for odirect_pinned"), std::string::npos) << *warm;
+  EXPECT_NE(warm->find("bypass the page cache"), std::string::npos) << *warm;
+  // queue_depth: odirect_pinned only, at most one read in flight per chunk of the file.
+  EXPECT_FALSE(family->invalid_combination(queued("odirect_pinned", kGiB, 128 << 10, 256)));
+  EXPECT_FALSE(family->invalid_combination(queued("odirect_pinned", 16 * kMiB, kMiB, 16)));
+  for (const char* m : {"pageable_read", "cufile"}) {
+    const auto why = family->invalid_combination(queued(m, kGiB, kMiB, 4));
+    ASSERT_TRUE(why) << m;
+    EXPECT_NE(why->find(std::string("queue_depth applies to odirect_pinned only (") + m),
+              std::string::npos)
+        << *why;
+  }
+  const auto mmap_depth = family->invalid_combination(
+      make_spec({{"method", "mmap"}, {"bytes", kGiB}, {"cache", "cold"}, {"queue_depth", 1}}));
+  ASSERT_TRUE(mmap_depth);
+  EXPECT_NE(mmap_depth->find("queue_depth applies to odirect_pinned only"), std::string::npos);
+  const auto deep = family->invalid_combination(queued("odirect_pinned", 16 * kMiB, kMiB, 17));
+  ASSERT_TRUE(deep);
+  EXPECT_NE(deep->find("queue_depth 17 is more than the file's 16 chunks of 1 MiB"),
+            std::string::npos)
+      << *deep;
+  // With the default chunk a small file is one chunk.
+  EXPECT_TRUE(family->invalid_combination(make_spec(
+      {{"method", "odirect_pinned"}, {"bytes", kMiB}, {"cache", "cold"}, {"queue_depth", 2}})));
   const auto unaligned = family->invalid_combination(chunked("odirect_pinned", kGiB, 5000));
   ASSERT_TRUE(unaligned);
   EXPECT_NE(unaligned->find("not a multiple of 4096"), std::string::npos) << *unaligned;
@@ -117,8 +160,17 @@ TEST(StorageFamily, MemoryNeeds) {
   EXPECT_EQ(family->memory_needs(storage_case("pageable_read", kGiB, "cold")).host_bytes, 2 * g);
   EXPECT_EQ(family->memory_needs(storage_case("mmap", kGiB, "cold")).host_bytes, g);
   EXPECT_EQ(family->memory_needs(storage_case("cufile", kGiB, "cold")).host_bytes, g);
+  // odirect_pinned: a staging slot per read in flight and kStagingSlotsBeyondQueueDepth more,
+  // never more than the file has chunks.
   EXPECT_EQ(family->memory_needs(storage_case("odirect_pinned", kGiB, "cold")).host_bytes,
-            g + 2 * kStorageDefaultChunk);
+            g + 3 * kStorageDefaultChunk);
+  EXPECT_EQ(family->memory_needs(queued("odirect_pinned", kGiB, kMiB, 16)).host_bytes,
+            g + 18 * kMiB);
+  EXPECT_EQ(family->memory_needs(queued("odirect_pinned", 4 * kMiB, kMiB, 4)).host_bytes,
+            4 * kMiB + 4 * kMiB);
+  EXPECT_EQ(
+      family->memory_needs(queued("odirect_pinned", kGiB, (1 << 20) + 100 * 4096, 2)).host_bytes,
+      g + 4 * std::uint64_t{(1 << 20) + 100 * 4096});
   EXPECT_EQ(family->memory_needs(storage_case("mmap", kGiB, "warm")).device_bytes, g);
 }
 
@@ -180,13 +232,50 @@ TEST(StorageFamily, PageCacheCheckJudgesEveryProbe) {
 }
 
 TEST(StorageFamily, LocationCheckNamesFileSystemAndDevice) {
-  const Check c = storage_location_check(disk(std::uint64_t{100} << 30));
+  StorageLocation loc = disk(std::uint64_t{100} << 30);
+  loc.device_number = "259:1";
+  BlockDevice nvme;
+  nvme.name = "nvme0n1p1";
+  nvme.disk = "nvme0n1";
+  nvme.model = "SAMSUNG MZQL27T6HBLA-00A07";
+  nvme.rotational = false;
+  nvme.scheduler = "none";
+  loc.block_device = nvme;
+  const Check c = storage_location_check(loc);
   EXPECT_TRUE(c.passed);
   EXPECT_EQ(c.name, "storage_location");
   EXPECT_NE(c.detail.find("xfs"), std::string::npos) << c.detail;
   EXPECT_NE(c.detail.find("/dev/nvme0n1p1"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("; block device nvme0n1p1 (disk nvme0n1, model \"SAMSUNG"),
+            std::string::npos)
+      << c.detail;
   EXPECT_EQ(c.value.at("fs_type"), "xfs");
   EXPECT_EQ(c.value.at("free_bytes"), std::uint64_t{100} << 30);
+  EXPECT_EQ(c.value.at("device_number"), "259:1");
+  EXPECT_EQ(c.value.at("block_device").at("model"), "SAMSUNG MZQL27T6HBLA-00A07");
+  EXPECT_EQ(c.value.at("block_device").at("rotational"), false);
+  EXPECT_EQ(c.value.at("block_device").at("scheduler"), "none");
+  // An overlay (a container's root) has no block device: said, and null in the value.
+  loc.block_device.reset();
+  loc.device_number = "0:50";
+  const Check none = storage_location_check(loc);
+  EXPECT_NE(none.detail.find("no block device behind device number 0:50"), std::string::npos)
+      << none.detail;
+  EXPECT_TRUE(none.value.at("block_device").is_null());
+}
+
+// The live probe of a real folder records its device number and, on a disk, the device.
+TEST(StorageFamily, TheProbeRecordsTheDeviceOfTheFolder) {
+  testing::TempDir dir;
+  const StorageLocation loc = probe_storage(dir.path().string());
+  EXPECT_NE(loc.device_number.find(':'), std::string::npos) << loc.device_number;
+  if (!loc.block_device) {
+    GTEST_SKIP() << dir.path() << " (" << loc.fs_type << ", " << loc.source
+                 << ") has no block device behind it";
+  }
+  EXPECT_FALSE(loc.block_device->name.empty());
+  EXPECT_FALSE(loc.block_device->disk.empty());
+  std::cout << "note: " << describe(*loc.block_device) << "\n";
 }
 
 TEST(StorageFamily, ShippedScenarioExpandsToEveryMethodSizeAndCache) {
@@ -203,13 +292,26 @@ TEST(StorageFamily, ShippedScenarioExpandsToEveryMethodSizeAndCache) {
     EXPECT_NO_THROW(validate_cases(s, cases, *families.find("storage"), machine, 0));
     for (const auto& c : cases) ids.push_back(c.id);
   }
-  ASSERT_EQ(ids.size(), 16u);
+  const auto has = [&](const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  // storage-to-gpu: every method, size and cache but a warm O_DIRECT read (14 cases);
+  // storage-queue-depth: 3 depths x 2 chunks of a cold 1 GiB odirect_pinned read.
+  ASSERT_EQ(ids.size(), 14u + 6u);
   for (const char* m : {"pageable_read", "odirect_pinned", "mmap", "cufile"}) {
     for (const char* b : {"268435456", "1073741824"}) {
       for (const char* c : {"cold", "warm"}) {
         const std::string id = std::string("storage/method=") + m + "/bytes=" + b + "/cache=" + c;
-        EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+        EXPECT_EQ(has(id), std::string(m) != "odirect_pinned" || std::string(c) == "cold") << id;
       }
+    }
+  }
+  for (const char* depth : {"1", "4", "16"}) {
+    for (const char* chunk : {"131072", "1048576"}) {
+      const std::string id =
+          std::string("storage/method=odirect_pinned/bytes=1073741824/cache=cold/chunk=") + chunk +
+          "/queue_depth=" + depth;
+      EXPECT_TRUE(has(id)) << id;
     }
   }
 }
@@ -246,6 +348,21 @@ TEST(StorageFamily, BadScenarioValuesAreRefusedNamingFileAndField) {
       refused(R"({"method": ["cufile"], "bytes": ["4MiB"], "cache": ["warm"], "chunk": ["8MiB"]})");
   EXPECT_NE(why.find("larger than the file"), std::string::npos) << why;
   EXPECT_EQ(refused(R"({"method": ["cufile"], "bytes": ["64MiB"], "cache": ["warm"]})"), "");
+  why = refused(R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold", "warm"]})");
+  EXPECT_NE(why.find(file + ": /scenarios/0/axes: "), std::string::npos) << why;
+  EXPECT_NE(why.find("cache=warm has no meaning for odirect_pinned"), std::string::npos) << why;
+  why =
+      refused(R"({"method": ["mmap"], "bytes": ["64MiB"], "cache": ["cold"], "queue_depth": [4]})");
+  EXPECT_NE(why.find("queue_depth applies to odirect_pinned only (mmap"), std::string::npos) << why;
+  why = refused(
+      R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold"], "queue_depth": [0]})");
+  EXPECT_NE(why.find("/scenarios/0/axes/queue_depth/0"), std::string::npos) << why;
+  why = refused(
+      R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold"], "queue_depth": [257]})");
+  EXPECT_NE(why.find("/scenarios/0/axes/queue_depth/0"), std::string::npos) << why;
+  EXPECT_EQ(refused(R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold"], )"
+                    R"("chunk": ["1MiB"], "queue_depth": [1, 16, 64]})"),
+            "");
 }
 
 }  // namespace

@@ -1,0 +1,284 @@
+#include "measure/queued_direct_reader.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <deque>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "core/errors.hpp"
+#include "core/units.hpp"
+
+namespace pathbench {
+
+namespace {
+
+std::string read_of(const std::string& file, std::uint64_t want, std::uint64_t offset) {
+  std::string s = "the read of ";
+  s += std::to_string(want);
+  s += " bytes at offset ";
+  s += std::to_string(offset);
+  s += " of ";
+  s += file;
+  return s;
+}
+
+// A slot whose copy has not been seen to end.
+struct Copying {
+  std::size_t slot = 0;
+  std::unique_ptr<Completion> completion;
+};
+
+// Frees the slots of every copy that has ended, in any order.
+void reclaim(std::deque<Copying>& copying, std::vector<std::size_t>& free_slots) {
+  for (auto it = copying.begin(); it != copying.end();) {
+    if (it->completion->done()) {
+      free_slots.push_back(it->slot);
+      it = copying.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace
+
+std::uint64_t staging_slot_count(std::uint64_t queue_depth, std::uint64_t file_bytes,
+                                 std::uint64_t chunk) {
+  return std::min(queue_depth + kStagingSlotsBeyondQueueDepth, chunk_count(file_bytes, chunk));
+}
+
+void pread_exactly(int fd, const std::string& file, std::byte* dst, std::uint64_t want,
+                   std::uint64_t ask, std::uint64_t offset, bool direct) {
+  std::uint64_t got = 0;
+  while (got < want) {
+    const ssize_t n = ::pread(fd, dst + got, ask - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      throw CaseFailure(read_of(file, want, offset) + " failed after " + std::to_string(got) +
+                        " bytes: " + std::system_category().message(err));
+    }
+    if (n == 0) {
+      throw CaseFailure(read_of(file, want, offset) + ": the file ended at byte " +
+                        std::to_string(offset + got) + " (shorter than when it was written?)");
+    }
+    got += static_cast<std::uint64_t>(n);
+    if (direct && got < want && !is_aligned_to(got, kDirectIoAlignment)) {
+      throw CaseFailure(read_of(file, want, offset) + ": a short O_DIRECT read (" +
+                        std::to_string(got) + " bytes) left the next offset unaligned");
+    }
+  }
+}
+
+QueuedDirectReader::QueuedDirectReader(int fd, std::string file, std::uint64_t file_bytes,
+                                       std::uint64_t chunk, std::uint64_t queue_depth,
+                                       std::vector<std::span<std::byte>> slots)
+    : fd_(fd),
+      file_(std::move(file)),
+      file_bytes_(file_bytes),
+      chunk_(chunk),
+      queue_depth_(queue_depth),
+      slots_(std::move(slots)) {
+  const std::string who = "queued O_DIRECT reader of " + file_ + ": ";
+  if (chunk_ == 0 || !is_aligned_to(chunk_, kDirectIoAlignment)) {
+    throw std::invalid_argument(who + "chunk " + std::to_string(chunk_) +
+                                " is not a positive multiple of " +
+                                std::to_string(kDirectIoAlignment));
+  }
+  const std::uint64_t chunks = chunk_count(file_bytes_, chunk_);
+  if (queue_depth_ == 0 || queue_depth_ > chunks) {
+    throw std::invalid_argument(who + "queue depth " + std::to_string(queue_depth_) +
+                                " is not between 1 and the file's " + std::to_string(chunks) +
+                                " chunks");
+  }
+  const std::uint64_t needed = std::min(queue_depth_ + 1, chunks);
+  if (slots_.size() < needed) {
+    throw std::invalid_argument(who + std::to_string(slots_.size()) + " slots for queue depth " +
+                                std::to_string(queue_depth_) + "; it needs at least " +
+                                std::to_string(needed));
+  }
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].size() < chunk_ || !is_aligned_address(slots_[i].data(), kDirectIoAlignment)) {
+      throw std::invalid_argument(who + "slot " + std::to_string(i) + " (" +
+                                  std::to_string(slots_[i].size()) +
+                                  " bytes) is smaller than the chunk or not aligned to " +
+                                  std::to_string(kDirectIoAlignment));
+    }
+  }
+  finished_.reserve(slots_.size());
+  if (queue_depth_ == 1) return;  // the calling thread reads
+  try {
+    workers_.reserve(queue_depth_);
+    for (std::uint64_t i = 0; i < queue_depth_; ++i) workers_.emplace_back([this] { work(); });
+  } catch (const std::system_error& e) {
+    const std::size_t started = workers_.size();
+    stop_threads();
+    throw CaseFailure(who + "could not start reader thread " + std::to_string(started + 1) +
+                      " of " + std::to_string(queue_depth_) + ": " + e.what());
+  }
+}
+
+QueuedDirectReader::~QueuedDirectReader() { stop_threads(); }
+
+void QueuedDirectReader::stop_threads() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  job_ready_.notify_all();
+  for (auto& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+  workers_.clear();
+}
+
+QueuedReadStats QueuedDirectReader::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void QueuedDirectReader::read_chunk(const Job& job) {
+  const FileChunk c = file_chunk(job.index, file_bytes_, chunk_);
+  pread_exactly(fd_, file_, slots_[job.slot].data(), c.bytes, c.read_length, c.offset, true);
+}
+
+QueuedDirectReader::Finished QueuedDirectReader::run_job(const Job& job) noexcept {
+  Finished f{job.index, job.slot, nullptr};
+  {
+    std::lock_guard lock(mutex_);
+    stats_.max_reads_in_pread = std::max(stats_.max_reads_in_pread, ++in_pread_);
+  }
+  try {
+    read_chunk(job);
+  } catch (...) {
+    f.error = std::current_exception();
+  }
+  std::lock_guard lock(mutex_);
+  --in_pread_;
+  return f;
+}
+
+void QueuedDirectReader::work() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    job_ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, nothing left
+    const Job job = jobs_.front();
+    jobs_.pop_front();
+    lock.unlock();
+    Finished f = run_job(job);
+    lock.lock();
+    finished_.push_back(std::move(f));  // within its reserve: no allocation
+    read_finished_.notify_one();
+  }
+}
+
+void QueuedDirectReader::submit(const Job& job) {
+  if (workers_.empty()) {  // queue depth 1: read here, deliver next
+    Finished f = run_job(job);
+    std::lock_guard lock(mutex_);
+    finished_.push_back(std::move(f));
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(job);
+  }
+  job_ready_.notify_one();
+}
+
+std::vector<QueuedDirectReader::Finished> QueuedDirectReader::wait_finished() {
+  std::vector<Finished> out;
+  out.reserve(slots_.size());
+  std::unique_lock lock(mutex_);
+  read_finished_.wait(lock, [&] { return !finished_.empty(); });
+  out.swap(finished_);  // finished_ keeps out's reserve: a worker's push never allocates
+  return out;
+}
+
+std::size_t QueuedDirectReader::cancel_queued(std::vector<std::size_t>& free_slots) {
+  std::lock_guard lock(mutex_);
+  const std::size_t n = jobs_.size();
+  for (const Job& job : jobs_) free_slots.push_back(job.slot);
+  jobs_.clear();
+  return n;
+}
+
+void QueuedDirectReader::read_all(const OnChunk& on_chunk) {
+  const std::uint64_t chunks = chunk_count(file_bytes_, chunk_);
+  std::vector<std::size_t> free_slots;
+  free_slots.reserve(slots_.size());
+  for (std::size_t s = slots_.size(); s-- > 0;) free_slots.push_back(s);  // slot 0 first
+  std::deque<Copying> copying;                                            // oldest first
+  std::uint64_t next = 0, delivered = 0, queued = 0;  // queued: submitted, not yet delivered
+  std::exception_ptr error;
+  try {
+    while (delivered < chunks) {
+      reclaim(copying, free_slots);
+      while (next < chunks && queued < queue_depth_) {
+        if (free_slots.empty()) {
+          if (copying.empty()) break;  // every slot is being read into
+          copying.front().completion->wait();
+          free_slots.push_back(copying.front().slot);
+          copying.pop_front();
+          std::lock_guard lock(mutex_);
+          ++stats_.slot_waits;
+        }
+        const std::size_t slot = free_slots.back();
+        free_slots.pop_back();
+        ++queued;
+        {
+          std::lock_guard lock(mutex_);
+          stats_.max_reads_queued = std::max(stats_.max_reads_queued, queued);
+        }
+        submit({next++, slot});
+      }
+      if (queued == 0) throw std::logic_error("queued O_DIRECT reader: nothing to wait for");
+      std::vector<Finished> arrived = wait_finished();
+      queued -= arrived.size();  // before on_chunk can throw: the cleanup below counts on it
+      for (Finished& f : arrived) {
+        if (f.error || error) {
+          if (!error) error = f.error;
+          free_slots.push_back(f.slot);
+          continue;
+        }
+        const FileChunk c = file_chunk(f.index, file_bytes_, chunk_);
+        std::unique_ptr<Completion> done = on_chunk({c, f.slot, slots_[f.slot].first(c.bytes)});
+        ++delivered;
+        {
+          std::lock_guard lock(mutex_);
+          ++stats_.chunks;
+        }
+        if (done) {
+          copying.push_back({f.slot, std::move(done)});
+        } else {
+          free_slots.push_back(f.slot);
+        }
+      }
+      if (error) break;
+    }
+    while (!error && !copying.empty()) {
+      copying.front().completion->wait();
+      copying.pop_front();
+    }
+  } catch (...) {
+    if (!error) error = std::current_exception();
+  }
+  if (!error) return;
+  // Nothing may write to or copy out of a slot once this returns: the caller may free them.
+  queued -= cancel_queued(free_slots);
+  while (queued > 0) queued -= wait_finished().size();
+  for (Copying& c : copying) {
+    try {
+      c.completion->wait();
+    } catch (...) {  // the first error is the one to report
+    }
+  }
+  std::rethrow_exception(error);
+}
+
+}  // namespace pathbench

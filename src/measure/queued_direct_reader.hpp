@@ -1,0 +1,137 @@
+#pragma once
+
+// Reads a file front to back in `chunk` pieces with up to `queue_depth` O_DIRECT preads in
+// flight, each into one of a bounded set of staging slots, and hands every chunk that has arrived
+// to the caller (the storage family's odirect_pinned: an async H2D copy out of the slot). A slot
+// is read into again only once the caller's completion for it is done, since the copy engine may
+// still be reading it until then. With one synchronous read in flight a storage device cannot
+// show what it can do; a deeper queue is what an NVMe drive (or a stripe of them) needs.
+//
+// The reads run on a fixed pool of queue_depth threads, started with the reader and joined when
+// it goes (no io_uring: nothing beyond the C++ library and POSIX). Queue depth 1 has no pool: the
+// calling thread reads, as a loader with one synchronous read does, without two thread hand-offs
+// per chunk. Nothing here touches CUDA: the slots are memory the caller owns (pinned in the
+// family, any aligned memory in a test) and a slot's release is a Completion, so the rules are
+// tested on a machine without a GPU.
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "measure/pinned_staging_pool.hpp"
+#include "placement/direct_io.hpp"
+
+namespace pathbench {
+
+// Slots beyond the queue depth: a delivered chunk's slot stays busy until its copy is done, and
+// these let the next reads start meanwhile (a copy from host memory is far quicker than a read).
+inline constexpr std::uint64_t kStagingSlotsBeyondQueueDepth = 2;
+
+// The slots a reader needs: queue_depth + kStagingSlotsBeyondQueueDepth, never more than the
+// file has chunks.
+std::uint64_t staging_slot_count(std::uint64_t queue_depth, std::uint64_t file_bytes,
+                                 std::uint64_t chunk);
+
+// Reads `want` bytes at `offset` of `fd` into `dst`, asking for `ask` (>= want: an O_DIRECT
+// read's rounded length, cut short by the end of the file), again after a short read. Throws
+// CaseFailure naming `file`, the offset and the length when pread fails (errno's text), when the
+// file ends before `want` bytes, or when, `direct`, a short read leaves the next offset unaligned.
+void pread_exactly(int fd, const std::string& file, std::byte* dst, std::uint64_t want,
+                   std::uint64_t ask, std::uint64_t offset, bool direct);
+
+// A chunk that has arrived in a slot.
+struct StagedChunk {
+  FileChunk chunk;  // offset, bytes held, the length read
+  std::size_t slot = 0;
+  std::span<std::byte> data;  // the slot's first chunk.bytes bytes
+};
+
+struct QueuedReadStats {
+  std::uint64_t chunks = 0;  // read and delivered, over every read_all
+  // Most reads submitted and not yet delivered at once: the queue depth the dispatcher kept.
+  std::uint64_t max_reads_queued = 0;
+  // Most threads inside pread at once: how deep the queue reached the kernel.
+  std::uint64_t max_reads_in_pread = 0;
+  // Times the dispatcher found no free slot and waited for the oldest copy: copies, not reads,
+  // were holding the queue back then.
+  std::uint64_t slot_waits = 0;
+};
+
+class QueuedDirectReader {
+ public:
+  // Called on read_all's thread for every chunk, in the order the reads complete. Returns the
+  // completion of what still reads the slot (the copy out of it), or nullptr when nothing does;
+  // one that throws must leave nothing reading the slot.
+  using OnChunk = std::function<std::unique_ptr<Completion>(const StagedChunk&)>;
+
+  // Reads `file_bytes` of `fd` (opened by the caller with O_DIRECT, outliving the reader; `file`
+  // names it in messages) in `chunk` pieces, queue_depth at a time, into `slots` (memory the
+  // caller owns, each at least `chunk` rounded up to kDirectIoAlignment and aligned to it).
+  // Starts queue_depth threads (none for 1). Throws std::invalid_argument for a zero or
+  // unaligned chunk, a zero queue depth, a queue deeper than the file has chunks, fewer slots
+  // than min(queue_depth + 1, chunks), or a slot too small or unaligned; CaseFailure naming the
+  // count when the threads cannot be started (those that were are joined).
+  QueuedDirectReader(int fd, std::string file, std::uint64_t file_bytes, std::uint64_t chunk,
+                     std::uint64_t queue_depth, std::vector<std::span<std::byte>> slots);
+  // Stops and joins the threads.
+  ~QueuedDirectReader();
+  QueuedDirectReader(const QueuedDirectReader&) = delete;
+  QueuedDirectReader& operator=(const QueuedDirectReader&) = delete;
+
+  // Reads the whole file once, handing each chunk to `on_chunk`, and returns when every chunk
+  // has been handed over and every completion is done (every slot free again). On the first
+  // error (a read, `on_chunk`, a completion) it submits no more reads, waits for those in flight
+  // and for every completion, and rethrows that error: the slots are free when it throws, and
+  // the reader can read again. One read_all at a time.
+  void read_all(const OnChunk& on_chunk);
+
+  std::uint64_t queue_depth() const { return queue_depth_; }
+  std::size_t threads() const { return workers_.size(); }
+  std::size_t slots() const { return slots_.size(); }
+  QueuedReadStats stats() const;
+
+ private:
+  struct Job {
+    std::uint64_t index = 0;
+    std::size_t slot = 0;
+  };
+  struct Finished {
+    std::uint64_t index = 0;
+    std::size_t slot = 0;
+    std::exception_ptr error;
+  };
+
+  void work();
+  void read_chunk(const Job& job);
+  Finished run_job(const Job& job) noexcept;
+  void submit(const Job& job);
+  std::vector<Finished> wait_finished();
+  std::size_t cancel_queued(std::vector<std::size_t>& free_slots);
+  void stop_threads() noexcept;
+
+  int fd_;
+  std::string file_;
+  std::uint64_t file_bytes_, chunk_, queue_depth_;
+  std::vector<std::span<std::byte>> slots_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable job_ready_, read_finished_;
+  std::deque<Job> jobs_;  // submitted, no thread has taken them yet
+  // Reserved for every slot: a worker's push never allocates (it cannot throw there).
+  std::vector<Finished> finished_;
+  bool stopping_ = false;
+  std::uint64_t in_pread_ = 0;
+  QueuedReadStats stats_;
+  std::vector<std::thread> workers_;  // last: joined before the members above go
+};
+
+}  // namespace pathbench

@@ -1,0 +1,373 @@
+// The queued O_DIRECT reader on a real file on disk, with aligned host memory as its staging
+// slots and stand-in completions for the GPU copies: every byte lands at queue depths 1, 4 and 16
+// with a ragged end, no slot is read into again before its copy is done (the "copy" here reads the
+// slot only when its completion is waited for or polled), and a read error, a file truncated
+// underneath, a failing callback and a failing completion each surface as an exception naming
+// what failed, with every thread joined and every completion waited for.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "core/unique_fd.hpp"
+#include "measure/pattern_file.hpp"
+#include "measure/queued_direct_reader.hpp"
+#include "placement/storage_location.hpp"
+#include "temp_dir.hpp"
+
+namespace pathbench {
+namespace {
+
+constexpr std::uint64_t kSeed = 0x71756575;
+constexpr std::uint64_t kChunk = 64 << 10;
+
+struct Free {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+
+// Aligned host memory standing in for the pinned slots.
+class Slots {
+ public:
+  Slots(std::size_t count, std::size_t bytes) {
+    for (std::size_t i = 0; i < count; ++i) {
+      memory_.emplace_back(static_cast<std::byte*>(std::aligned_alloc(kDirectIoAlignment, bytes)));
+      if (!memory_.back()) throw std::bad_alloc();
+      spans_.emplace_back(memory_.back().get(), bytes);
+    }
+  }
+  const std::vector<std::span<std::byte>>& spans() const { return spans_; }
+
+ private:
+  std::vector<std::unique_ptr<std::byte, Free>> memory_;
+  std::vector<std::span<std::byte>> spans_;
+};
+
+// Threads of this process now.
+std::size_t thread_count() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    ++n;
+  }
+  return n;
+}
+
+// A pattern file on disk opened with O_DIRECT; `skip` says why not when the temporary folder's
+// file system has no direct I/O (tmpfs).
+struct DirectFile {
+  explicit DirectFile(std::uint64_t bytes) : file(dir.path().string(), bytes, kSeed) {
+    const int raw = ::open(file.path().c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (raw < 0 && errno == EINVAL) {
+      skip = "O_DIRECT open failed with EINVAL in " + dir.path().string() + " (" +
+             probe_storage(dir.path().string()).fs_type +
+             "): set TMPDIR to a folder on a disk file system to run this test";
+    } else if (raw < 0) {
+      throw SystemError("open " + file.path(), errno);
+    }
+    fd = UniqueFd(raw);
+  }
+  testing::TempDir dir{"pathbench_queued_reader"};
+  PatternFile file;
+  UniqueFd fd;
+  std::string skip;
+};
+
+#define REQUIRE_DIRECT(f) \
+  if (!(f).skip.empty()) GTEST_SKIP() << (f).skip
+
+// A stand-in for the H2D copy out of a slot: it copies the slot into the image only when polled
+// done (after `polls` polls) or waited for, and marks the slot free then. A slot handed out
+// again before that would be overwritten under it, and the image would not verify.
+struct CopyLog {
+  std::vector<std::byte> image;
+  std::vector<bool> busy;      // per slot: a copy out of it not yet done
+  std::vector<int> delivered;  // per chunk: times on_chunk saw it
+  std::size_t reused_busy = 0;
+  std::size_t completions_left = 0;  // made and not yet done
+};
+
+class LateCopy final : public Completion {
+ public:
+  LateCopy(CopyLog& log, StagedChunk chunk, int polls) : log_(log), chunk_(chunk), polls_(polls) {
+    ++log_.completions_left;
+  }
+  bool done() override {
+    if (finished_) return true;
+    if (polls_-- > 0) return false;
+    finish();
+    return true;
+  }
+  void wait() override {
+    if (!finished_) finish();
+  }
+
+ private:
+  void finish() {
+    std::memcpy(log_.image.data() + chunk_.chunk.offset, chunk_.data.data(), chunk_.chunk.bytes);
+    log_.busy[chunk_.slot] = false;
+    --log_.completions_left;
+    finished_ = true;
+  }
+  CopyLog& log_;
+  StagedChunk chunk_;
+  int polls_;
+  bool finished_ = false;
+};
+
+QueuedDirectReader::OnChunk late_copies(CopyLog& log, int polls) {
+  return [&log, polls](const StagedChunk& c) -> std::unique_ptr<Completion> {
+    if (log.busy[c.slot]) ++log.reused_busy;
+    log.busy[c.slot] = true;
+    ++log.delivered[c.chunk.offset / kChunk];
+    return std::make_unique<LateCopy>(log, c, polls);
+  };
+}
+
+std::string failure_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const CaseFailure& e) {
+    return e.what();
+  }
+  return "(no CaseFailure)";
+}
+
+TEST(QueuedDirectReader, SlotCountIsTheQueueDepthPlusAFewButNoMoreThanTheChunks) {
+  EXPECT_EQ(staging_slot_count(1, 64 * kChunk, kChunk), 1 + kStagingSlotsBeyondQueueDepth);
+  EXPECT_EQ(staging_slot_count(16, 64 * kChunk, kChunk), 16 + kStagingSlotsBeyondQueueDepth);
+  EXPECT_EQ(staging_slot_count(4, 4 * kChunk, kChunk), 4u);
+  EXPECT_EQ(staging_slot_count(4, 4 * kChunk + 1, kChunk), 5u);  // a ragged fifth chunk
+}
+
+class QueueDepths : public ::testing::TestWithParam<std::uint64_t> {};
+
+// A file of 40 chunks and a ragged end (the last O_DIRECT read is rounded up and cut short), read
+// twice by one reader (two samples), each copy done late.
+TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
+  const std::uint64_t depth = GetParam();
+  const std::uint64_t bytes = 40 * kChunk + 12345;
+  const std::uint64_t chunks = 41;
+  DirectFile f(bytes);
+  REQUIRE_DIRECT(f);
+  const std::size_t threads_before = thread_count();
+  {
+    const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+    QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans());
+    EXPECT_EQ(reader.threads(), depth == 1 ? 0u : depth);
+    EXPECT_EQ(thread_count(), threads_before + reader.threads());
+    for (int sample = 0; sample < 2; ++sample) {
+      CopyLog log{std::vector<std::byte>(bytes), std::vector<bool>(reader.slots()),
+                  std::vector<int>(chunks), 0, 0};
+      reader.read_all(late_copies(log, 3));
+      EXPECT_EQ(log.reused_busy, 0u) << "a slot was read into while its copy ran";
+      EXPECT_EQ(log.completions_left, 0u) << "read_all returned before every copy was done";
+      EXPECT_EQ(std::count(log.delivered.begin(), log.delivered.end(), 1),
+                static_cast<std::ptrdiff_t>(chunks));
+      EXPECT_NO_THROW(verify_file_image(log.image, bytes, kSeed, "staged image"))
+          << "queue depth " << depth << ", sample " << sample;
+    }
+    const QueuedReadStats s = reader.stats();
+    EXPECT_EQ(s.chunks, 2 * chunks);
+    EXPECT_EQ(s.max_reads_queued, depth) << "the dispatcher kept the queue that deep";
+    EXPECT_GE(s.max_reads_in_pread, 1u);
+    EXPECT_LE(s.max_reads_in_pread, depth);
+  }
+  EXPECT_EQ(thread_count(), threads_before) << "every reader thread joined";
+}
+
+// Without completions (the callback is done with the slot when it returns): the same bytes.
+TEST_P(QueueDepths, ACallbackThatCopiesAtOnceNeedsNoCompletion) {
+  const std::uint64_t depth = GetParam();
+  const std::uint64_t bytes = 24 * kChunk + 4096 + 7;
+  DirectFile f(bytes);
+  REQUIRE_DIRECT(f);
+  const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans());
+  std::vector<std::byte> image(bytes);
+  reader.read_all([&](const StagedChunk& c) -> std::unique_ptr<Completion> {
+    EXPECT_EQ(c.data.size(), c.chunk.bytes);
+    EXPECT_EQ(c.chunk.offset % kChunk, 0u);
+    std::memcpy(image.data() + c.chunk.offset, c.data.data(), c.data.size());
+    return nullptr;
+  });
+  EXPECT_NO_THROW(verify_file_image(image, bytes, kSeed, "staged image"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Depths, QueueDepths, ::testing::Values(1u, 4u, 16u),
+                         [](const auto& info) { return "qd" + std::to_string(info.param); });
+
+class QueueDepthErrors : public ::testing::TestWithParam<std::uint64_t> {};
+
+// The file loses its second half after the reader was made for its full length: the reads past
+// the new end find it, read_all throws naming the file and where it ended, and throws only once
+// every read in flight has ended and every copy is done.
+TEST_P(QueueDepthErrors, AFileTruncatedUnderneathFailsNamingItAndWhereItEnded) {
+  const std::uint64_t depth = GetParam();
+  const std::uint64_t bytes = 32 * kChunk;
+  DirectFile f(bytes);
+  REQUIRE_DIRECT(f);
+  const std::size_t threads_before = thread_count();
+  {
+    const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+    QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans());
+    ASSERT_EQ(::truncate(f.file.path().c_str(), static_cast<off_t>(bytes / 2)), 0);
+    CopyLog log{std::vector<std::byte>(bytes), std::vector<bool>(reader.slots()),
+                std::vector<int>(32), 0, 0};
+    const std::string why = failure_of([&] { reader.read_all(late_copies(log, 1)); });
+    EXPECT_NE(why.find(f.file.path()), std::string::npos) << why;
+    // The first read to fail is the one at the new end, or (reads complete in any order) one
+    // after it.
+    const std::string ended = "the file ended at byte ";
+    const std::size_t at = why.find(ended);
+    ASSERT_NE(at, std::string::npos) << why;
+    const std::uint64_t end = std::stoull(why.substr(at + ended.size()));
+    EXPECT_GE(end, bytes / 2) << why;
+    EXPECT_EQ(end % kChunk, 0u) << why;
+    if (depth == 1) {
+      EXPECT_EQ(end, bytes / 2) << why;
+    }
+    EXPECT_EQ(log.completions_left, 0u) << "a copy was left running under the slots";
+    EXPECT_EQ(log.reused_busy, 0u);
+  }
+  EXPECT_EQ(thread_count(), threads_before) << "every reader thread joined";
+}
+
+// Cut in the middle of a chunk, at no multiple of the block: the read of that chunk comes back
+// short and leaves the next offset unaligned (queue depth 1 meets that chunk first).
+TEST(QueuedDirectReaderErrors, AShortUnalignedReadFailsNamingTheRead) {
+  const std::uint64_t bytes = 8 * kChunk;
+  DirectFile f(bytes);
+  REQUIRE_DIRECT(f);
+  const Slots slots(staging_slot_count(1, bytes, kChunk), kChunk);
+  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, 1, slots.spans());
+  const std::uint64_t cut = 3 * kChunk + 1000;
+  ASSERT_EQ(::truncate(f.file.path().c_str(), static_cast<off_t>(cut)), 0);
+  const std::string why = failure_of([&] {
+    reader.read_all([](const StagedChunk&) -> std::unique_ptr<Completion> { return nullptr; });
+  });
+  EXPECT_NE(why.find("at offset " + std::to_string(3 * kChunk)), std::string::npos) << why;
+  EXPECT_NE(why.find("short O_DIRECT read (1000 bytes)"), std::string::npos) << why;
+}
+
+// pread itself fails (a directory's descriptor: EISDIR stands in for EIO, which a test cannot
+// provoke on a healthy disk): errno's text reaches the message, at every queue depth.
+TEST_P(QueueDepthErrors, APreadErrorSurfacesWithErrnoAndTheRead) {
+  const std::uint64_t depth = GetParam();
+  testing::TempDir dir;
+  const UniqueFd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(fd.valid());
+  const std::uint64_t bytes = 20 * kChunk;
+  const std::size_t threads_before = thread_count();
+  {
+    const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+    QueuedDirectReader reader(fd.get(), dir.path().string(), bytes, kChunk, depth, slots.spans());
+    std::size_t delivered = 0;
+    const std::string why = failure_of([&] {
+      reader.read_all([&](const StagedChunk&) -> std::unique_ptr<Completion> {
+        ++delivered;
+        return nullptr;
+      });
+    });
+    EXPECT_NE(why.find("Is a directory"), std::string::npos) << why;
+    EXPECT_NE(why.find(dir.path().string()), std::string::npos) << why;
+    EXPECT_NE(why.find("bytes at offset "), std::string::npos) << why;
+    EXPECT_EQ(delivered, 0u);
+    // The reader stays usable: the same error again, not a hang.
+    EXPECT_NE(failure_of([&] {
+                reader.read_all(
+                    [](const StagedChunk&) -> std::unique_ptr<Completion> { return nullptr; });
+              }).find("Is a directory"),
+              std::string::npos);
+  }
+  EXPECT_EQ(thread_count(), threads_before) << "every reader thread joined";
+}
+
+INSTANTIATE_TEST_SUITE_P(Depths, QueueDepthErrors, ::testing::Values(1u, 4u, 16u),
+                         [](const auto& info) { return "qd" + std::to_string(info.param); });
+
+// The callback fails on the fifth chunk (a failed cudaMemcpyAsync): read_all throws that error
+// once the reads in flight have ended and the copies already handed over are done.
+TEST(QueuedDirectReaderErrors, ACallbackErrorIsRethrownAfterTheCopiesInFlight) {
+  const std::uint64_t bytes = 32 * kChunk;
+  DirectFile f(bytes);
+  REQUIRE_DIRECT(f);
+  const Slots slots(staging_slot_count(8, bytes, kChunk), kChunk);
+  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, 8, slots.spans());
+  CopyLog log{std::vector<std::byte>(bytes), std::vector<bool>(reader.slots()),
+              std::vector<int>(32), 0, 0};
+  const auto copies = late_copies(log, 1000);  // never done by polling: only waits end them
+  int calls = 0;
+  try {
+    reader.read_all([&](const StagedChunk& c) -> std::unique_ptr<Completion> {
+      if (++calls == 5) throw std::runtime_error("cudaMemcpyAsync: an illegal memory access");
+      return copies(c);
+    });
+    ADD_FAILURE() << "read_all returned";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "cudaMemcpyAsync: an illegal memory access");
+  }
+  EXPECT_EQ(calls, 5);
+  EXPECT_EQ(log.completions_left, 0u) << "the four copies handed over were waited for";
+}
+
+// A completion's wait fails (cudaEventSynchronize reporting a sticky error): that error comes
+// out, after the other reads and copies.
+TEST(QueuedDirectReaderErrors, ACompletionErrorIsRethrown) {
+  const std::uint64_t bytes = 16 * kChunk;
+  DirectFile f(bytes);
+  REQUIRE_DIRECT(f);
+  struct Failing final : Completion {
+    bool done() override { return false; }
+    void wait() override { throw CaseFailure("cudaEventSynchronize: unspecified launch failure"); }
+  };
+  const Slots slots(staging_slot_count(4, bytes, kChunk), kChunk);
+  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, 4, slots.spans());
+  const std::string why = failure_of([&] {
+    reader.read_all([](const StagedChunk&) -> std::unique_ptr<Completion> {
+      return std::make_unique<Failing>();
+    });
+  });
+  EXPECT_NE(why.find("unspecified launch failure"), std::string::npos) << why;
+}
+
+TEST(QueuedDirectReader, RefusesAShapeItCannotRead) {
+  const Slots slots(6, kChunk);
+  const auto make = [&](std::uint64_t bytes, std::uint64_t chunk, std::uint64_t depth,
+                        std::vector<std::span<std::byte>> spans) -> std::string {
+    try {
+      QueuedDirectReader reader(-1, "/data/f", bytes, chunk, depth, std::move(spans));
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  const auto spans = slots.spans();
+  EXPECT_NE(make(16 * kChunk, 5000, 1, spans).find("chunk 5000"), std::string::npos);
+  EXPECT_NE(make(16 * kChunk, kChunk, 0, spans).find("queue depth 0"), std::string::npos);
+  EXPECT_NE(make(4 * kChunk, kChunk, 5, spans).find("the file's 4 chunks"), std::string::npos);
+  EXPECT_NE(make(16 * kChunk, kChunk, 6, spans).find("it needs at least 7"), std::string::npos);
+  auto small = spans;
+  small[2] = small[2].first(kChunk - 4096);
+  EXPECT_NE(make(16 * kChunk, kChunk, 4, small).find("slot 2"), std::string::npos);
+  auto unaligned = spans;
+  unaligned[1] = unaligned[1].subspan(512, kChunk - 4096);
+  EXPECT_NE(make(16 * kChunk, kChunk / 2, 4, unaligned).find("slot 1"), std::string::npos);
+  EXPECT_EQ(make(16 * kChunk, kChunk, 5, spans), "(accepted)");
+  EXPECT_EQ(make(4 * kChunk, kChunk, 4, std::vector(spans.begin(), spans.begin() + 4)),
+            "(accepted)");  // as many slots as chunks suffice
+}
+
+}  // namespace
+}  // namespace pathbench
