@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -35,6 +36,9 @@ const EnumAxis<Access> kAccess{
     "in the child reads every word of the shared buffer"};
 const IntegerAxis kBytes{"bytes", std::int64_t{1} << 20, std::int64_t{16} << 30,
                          "size of the shared buffer (1 MiB .. 16 GiB, a multiple of 4 KiB)"};
+const GpuPairAxis kPair{"pair",
+                        "optional: the parent's (exporter's) GPU S, holding the buffer, and the "
+                        "child's (importer's) GPU D, reading it; without it both use --device"};
 
 class IpcFamily final : public DeclaredFamily {
  public:
@@ -45,11 +49,14 @@ class IpcFamily final : public DeclaredFamily {
                         "descriptor, or shared host memory registered in both; export, open and "
                         "close cost and the child's read bandwidth (copy or kernel), verified "
                         "against the parent's pattern in the child",
-                        axis_schemas(kMethod, kAccess, kBytes),
+                        axis_schemas(kMethod, kAccess, kBytes, kPair),
                         {"method", "access", "bytes"}}),
         child_(std::move(child)) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
+    if (kPair.present(spec)) {
+      if (auto why = kPair.invalid(spec)) return why;
+    }
     const IpcRequest r = decode_ipc_request(spec);
     if (r.bytes % 4096 != 0) {
       return "bytes " + std::to_string(r.bytes) +
@@ -59,18 +66,32 @@ class IpcFamily final : public DeclaredFamily {
   }
 
   // The parent's buffer (device, or host for shared_pinned) and, for copy, the child's own
-  // device buffer.
+  // device buffer: on one GPU without a pair, on a GPU each with one (device_bytes is per GPU).
   MemoryNeeds memory_needs(const CaseSpec& spec) const override {
     const IpcRequest r = decode_ipc_request(spec);
     const std::uint64_t copy = r.access == Access::kCopy ? r.bytes : 0;
     if (r.method == Method::kSharedPinned) return {r.bytes, copy};
-    return {0, r.bytes + copy};
+    return {0, r.has_pair() ? std::max(r.bytes, copy) : r.bytes + copy};
   }
 
-  Requirements requirements(const CaseSpec&) const override { return Requirements().gpu(); }
+  // Without a pair the --device GPU; with one, the pair's GPUs (never --device) and, for a
+  // method that maps the exporter's memory on the importer's GPU, peer access between them.
+  Requirements requirements(const CaseSpec& spec) const override {
+    const IpcRequest r = decode_ipc_request(spec);
+    if (!r.has_pair()) return Requirements().gpu();
+    Requirements needs = kPair.requirements(spec);
+    if (r.needs_peer_access()) {
+      needs.peer_access(r.gpus->second, r.gpus->first, ipc_peer_access_need(r));
+    }
+    return needs;
+  }
 
   std::optional<std::vector<std::string>> metric_names(const CaseSpec&) const override {
     return metric_names_of(ipc_metrics());
+  }
+
+  void derive_params(CaseSpec& spec, const Machine& machine) const override {
+    kPair.derive_link(spec, machine);
   }
 
   std::unique_ptr<CaseBench> prepare(const CaseSpec& spec, const Machine& machine,
@@ -97,8 +118,15 @@ double finite_seconds(const nlohmann::json& j, const char* key, bool positive) {
 }  // namespace
 
 IpcRequest decode_ipc_request(const CaseSpec& spec) {
-  return {kMethod.decode(spec), kAccess.decode(spec),
-          static_cast<std::uint64_t>(kBytes.decode(spec))};
+  IpcRequest r;
+  r.method = kMethod.decode(spec);
+  r.access = kAccess.decode(spec);
+  r.bytes = static_cast<std::uint64_t>(kBytes.decode(spec));
+  if (kPair.present(spec)) {
+    r.pair = spec.str(kPair.name());
+    r.gpus = kPair.decode(spec);
+  }
+  return r;
 }
 
 std::string_view to_string(Method m) {
@@ -136,6 +164,22 @@ std::vector<MetricSpec> ipc_metrics() {
           {"bandwidth", "GB/s", Better::kHigher}};
 }
 
+std::string ipc_peer_access_need(const IpcRequest& r) {
+  const std::string how = r.method == Method::kCudaIpc
+                              ? "cudaIpcOpenMemHandle with cudaIpcMemLazyEnablePeerAccess"
+                              : "cuMemSetAccess for its GPU on the imported allocation";
+  return "method=" + std::string(to_string(r.method)) +
+         " across GPUs maps the exporter's GPU memory in the child on the other GPU (" + how +
+         "), which needs peer access; shared_pinned shares host memory across this pair";
+}
+
+std::string ipc_placement(const IpcRequest& r, int device) {
+  const std::string where = r.method == Method::kSharedPinned
+                                ? std::string("host memory")
+                                : "GPU " + std::to_string(r.exporter_gpu(device)) + "'s memory";
+  return where + ", read by the child on GPU " + std::to_string(r.importer_gpu(device));
+}
+
 IpcChildCommand default_ipc_child_command() {
   // Resolved now, in the parent: the helper is this very binary, whatever it was called as.
   std::string self(PATH_MAX, '\0');
@@ -154,9 +198,41 @@ std::string ipc_setup_command(const IpcRequest& r, int device, std::uint64_t see
                         {"method", to_string(r.method)},
                         {"access", to_string(r.access)},
                         {"bytes", r.bytes},
-                        {"device", device},
+                        {"device", r.importer_gpu(device)},
+                        {"exporter_device", r.exporter_gpu(device)},
                         {"seed", seed}}
       .dump();
+}
+
+IpcChildSetup parse_ipc_setup_command(const nlohmann::json& j) {
+  const auto text = [&](const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  const auto device = [&](const char* key, int absent) {
+    if (!j.contains(key)) return absent;
+    if (!j[key].is_number_integer() || j[key].get<std::int64_t>() < 0 ||
+        j[key].get<std::int64_t>() > INT_MAX) {
+      throw CaseFailure(std::string("the child cannot set up ") + j.dump() + ": \"" + key +
+                        "\" is not a CUDA device index");
+    }
+    return j[key].get<int>();
+  };
+  const auto method = ipc_method_from(text("method"));
+  const auto access = ipc_access_from(text("access"));
+  const std::uint64_t bytes =
+      j.contains("bytes") && j["bytes"].is_number_unsigned() ? j["bytes"].get<std::uint64_t>() : 0;
+  if (!method || !access || bytes == 0 || bytes % 8 != 0) {
+    throw CaseFailure("the child cannot set up " + j.dump());
+  }
+  IpcChildSetup setup;
+  setup.request.method = *method;
+  setup.request.access = *access;
+  setup.request.bytes = bytes;
+  setup.device = device("device", 0);
+  setup.exporter_device = device("exporter_device", setup.device);
+  setup.seed = j.contains("seed") && j["seed"].is_number_unsigned() ? j["seed"].get<std::uint64_t>()
+                                                                    : std::uint64_t{1};
+  return setup;
 }
 
 std::string ipc_sample_command(std::uint64_t accesses) {

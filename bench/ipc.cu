@@ -1,6 +1,7 @@
 // The parent's side of the ipc family: it owns the shared buffer (cudaMalloc, cuMemCreate, or a
 // memfd), filled with a seeded pattern, and the child (core/ipc_child.hpp). Each sample it
-// exports the buffer (timed here), hands it over and asks the child for one sample.
+// exports the buffer (timed here), hands it over and asks the child for one sample. With a GPU
+// pair the buffer is on the exporter's GPU and the setup command sends the child to the other.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,7 +20,10 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/device_pattern.hpp"
+#include "cuda/peer_access.hpp"
 #include "cuda/vmm_driver_api.hpp"
+#include "inventory/requirements.hpp"
+#include "measure/link_check.hpp"
 #include "measure/pattern.hpp"
 
 namespace pathbench {
@@ -97,8 +101,9 @@ std::unique_ptr<VmmExport> make_vmm_export(std::uint64_t bytes, int device) {
 
 class IpcBench final : public CaseBench {
  public:
-  IpcBench(const IpcRequest& r, int device, const IpcChildCommand& command)
-      : r_(r), device_(make_current(device)) {
+  IpcBench(const IpcRequest& r, const Machine& machine, int device, const IpcChildCommand& command)
+      : r_(r), device_(make_current(r.exporter_gpu(device))) {
+    if (r.gpus) check_pair(machine);
     switch (r.method) {
       case Method::kCudaIpc:
         device_buffer_ = DeviceMemory(r.bytes);
@@ -107,7 +112,7 @@ class IpcBench final : public CaseBench {
         shared_what_ = "cudaMalloc buffer of " + format_bytes(r.bytes);
         break;
       case Method::kVmmFd:
-        vmm_ = make_vmm_export(r.bytes, device);
+        vmm_ = make_vmm_export(r.bytes, device_);
         fill_pattern_on_device(vmm_->mapping->get(), r.bytes, seed_, nullptr);
         PB_CUDA(cudaDeviceSynchronize());
         shared_what_ = "cuMemCreate allocation of " + format_bytes(vmm_->bytes) + " (granularity " +
@@ -119,6 +124,7 @@ class IpcBench final : public CaseBench {
         shared_what_ = "memfd of " + format_bytes(r.bytes) + " mapped shared in both processes";
         break;
     }
+    shared_what_ += "; " + ipc_placement(r, device);
     child_ = std::make_unique<IpcChild>(command.argv, command.options);
     child_->request(ipc_setup_command(r, device, seed_));
     if (r.method == Method::kSharedPinned) {
@@ -149,7 +155,7 @@ class IpcBench final : public CaseBench {
   }
 
   std::vector<Check> checks() const override {
-    std::vector<Check> c;
+    std::vector<Check> c = pair_checks_;
     c.push_back({"shared_buffer", true, shared_what_, {}});
     c.push_back({"child_process",
                  true,
@@ -182,6 +188,18 @@ class IpcBench final : public CaseBench {
   }
 
  private:
+  // The driver's answer for the pair against the inventory's link; a method that maps the
+  // exporter's memory on the importer's GPU skips where the driver refuses peer access, as the
+  // requirement would have had the inventory known.
+  void check_pair(const Machine& machine) {
+    const int s = r_.gpus->first, d = r_.gpus->second;
+    const bool d_to_s = can_access_peer(d, s);
+    pair_checks_.push_back(peer_link_check(machine, s, d, can_access_peer(s, d), d_to_s));
+    if (r_.needs_peer_access() && !d_to_s) {
+      throw SkipCase(no_peer_access_reason(d, s, machine.link(d, s), ipc_peer_access_need(r_)));
+    }
+  }
+
   Sample round_trip() {
     double export_time = 0;
     switch (r_.method) {
@@ -231,6 +249,7 @@ class IpcBench final : public CaseBench {
   std::unique_ptr<VmmExport> vmm_;
   std::unique_ptr<SharedHostMemory> host_;
   std::optional<HostRegistration> registration_;
+  std::vector<Check> pair_checks_;
   std::string shared_what_;
   std::uint64_t accesses_ = 1;
   std::string last_verified_;
@@ -241,9 +260,9 @@ class IpcBench final : public CaseBench {
 
 }  // namespace
 
-std::unique_ptr<CaseBench> make_ipc_bench(const IpcRequest& r, const Machine&, int device,
+std::unique_ptr<CaseBench> make_ipc_bench(const IpcRequest& r, const Machine& machine, int device,
                                           const IpcChildCommand& child) {
-  return std::make_unique<IpcBench>(r, device, child);
+  return std::make_unique<IpcBench>(r, machine, device, child);
 }
 
 }  // namespace pathbench

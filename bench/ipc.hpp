@@ -8,13 +8,21 @@
 // its own device buffer, or a kernel), verifies the parent's pattern and reports over the channel
 // (core/ipc_channel.hpp). Every repetition is one round trip: the parent exports, the child opens,
 // reads N times, verifies, closes.
+//
+// Without the optional `pair` axis both processes use --device. With pair "S-D" the parent's
+// buffer lives on GPU S (host memory for shared_pinned) and the child imports it on GPU D, where
+// its own destination buffer and kernel are: cuda_ipc and vmm_fd then read S's memory over peer
+// access from D.
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/ipc_child.hpp"
 #include "measure/family.hpp"
@@ -27,6 +35,15 @@ struct IpcRequest {
   Method method = Method::kCudaIpc;
   Access access = Access::kCopy;
   std::uint64_t bytes = 0;
+  std::string pair;                         // the pair axis: "S-D", "none"; empty without it
+  std::optional<std::pair<int, int>> gpus;  // {S, D}; empty without the axis or for "none"
+
+  bool has_pair() const { return !pair.empty(); }
+  // The parent's (exporter's) GPU and the child's (importer's): the pair's, else `device`.
+  int exporter_gpu(int device) const { return gpus ? gpus->first : device; }
+  int importer_gpu(int device) const { return gpus ? gpus->second : device; }
+  // The child maps GPU memory of another GPU: cuda_ipc and vmm_fd across a pair.
+  bool needs_peer_access() const { return gpus && method != Method::kSharedPinned; }
 };
 IpcRequest decode_ipc_request(const CaseSpec& spec);
 std::string_view to_string(IpcRequest::Method m);
@@ -36,6 +53,14 @@ std::optional<IpcRequest::Access> ipc_access_from(std::string_view name);
 
 // The metrics an ipc case records, in order: export_time, open_time, close_time, bandwidth.
 std::vector<MetricSpec> ipc_metrics();
+
+// What needs peer access from the importer's GPU to the exporter's (a method that maps the
+// exporter's GPU memory in the child): the end of the requirement's reason, and of the bench's
+// when the driver refuses what the inventory did not know.
+std::string ipc_peer_access_need(const IpcRequest& r);
+// Where the shared buffer lives and where the child reads it: "GPU 0's memory, read by the child
+// on GPU 1", "host memory, read by the child on GPU 1".
+std::string ipc_placement(const IpcRequest& r, int device);
 
 // How the parent starts its child: the program and its leading arguments ("--fd 3" follows).
 // The default is the running pathbench binary (/proc/self/exe, resolved) in its helper mode; a
@@ -49,8 +74,18 @@ IpcChildCommand default_ipc_child_command();
 
 std::unique_ptr<Family> make_ipc_family(IpcChildCommand child = default_ipc_child_command());
 
-// The commands the parent sends and the child's reply to a sample, host-side (unit-tested).
+// The commands the parent sends and the child's reply to a sample, host-side (unit-tested). The
+// setup names the child's GPU (`device`: the importer's, r.importer_gpu of --device) and the
+// exporter's (`exporter_device`; the same GPU without a pair).
 std::string ipc_setup_command(const IpcRequest& r, int device, std::uint64_t seed);
+// What a setup command asks of the child, decoded; throws CaseFailure naming what is wrong.
+struct IpcChildSetup {
+  IpcRequest request;
+  int device = 0;           // the child's GPU: it imports, copies and reads there
+  int exporter_device = 0;  // the GPU whose memory the parent shares (the same without a pair)
+  std::uint64_t seed = 1;
+};
+IpcChildSetup parse_ipc_setup_command(const nlohmann::json& command);
 std::string ipc_sample_command(std::uint64_t accesses);
 struct IpcSampleReply {
   double open_time = 0;       // s, the child's open/import/register of the shared buffer

@@ -1,7 +1,9 @@
 // The child's side of the ipc family (`pathbench ipc-child --fd N`): it receives the parent's
 // buffer (a CUDA IPC handle, a VMM export's file descriptor, or a memfd of shared host memory),
 // and for every sample command opens it (timed), reads it `accesses` times behind a latch (CUDA
-// events), verifies the parent's pattern, closes it (timed) and replies with the numbers.
+// events), verifies the parent's pattern, closes it (timed) and replies with the numbers. It works
+// on the GPU the setup command names, which differs from the exporter's for a GPU pair: the
+// imported memory is then another GPU's, read over peer access.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -146,11 +148,14 @@ class OpenedRegistration final : public Opened {
 // Everything the child allocates for a case, made by the setup command.
 class ChildCase {
  public:
-  ChildCase(const IpcRequest& r, int device, std::uint64_t seed)
-      : r_(r), device_(make_current(device)), seed_(seed) {
+  explicit ChildCase(const IpcChildSetup& setup)
+      : r_(setup.request),
+        device_(make_current(setup.device)),
+        seed_(setup.seed),
+        read_where_(read_where(setup)) {
     PB_CUDA(cudaFree(nullptr));  // the context now, not inside the first timed open
-    PB_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
-    if (r.access == Access::kCopy) destination_ = DeviceMemory(r.bytes);
+    PB_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device_));
+    if (r_.access == Access::kCopy) destination_ = DeviceMemory(r_.bytes);
     mismatches_ = DeviceMemory(sizeof(unsigned long long));
     // Loaded now: lazily loaded at its first launch, inside the latched block, it would block the
     // enqueueing thread until the latch gives up (cuda/kernel_loading.hpp).
@@ -225,6 +230,7 @@ class ChildCase {
       }
       verified = "the child's kernel read every 8-byte word and found the parent's pattern";
     }
+    verified += read_where_;
 
     const auto t_close = Clock::now();
     opened->close();
@@ -257,9 +263,19 @@ class ChildCase {
     throw CaseFailure("unknown method");
   }
 
+  // " (GPU 1 reading GPU 0's memory)" across a pair; nothing on one GPU, as before pairs.
+  static std::string read_where(const IpcChildSetup& setup) {
+    if (setup.device == setup.exporter_device) return {};
+    const std::string exported = setup.request.method == Method::kSharedPinned
+                                     ? std::string("host memory")
+                                     : "GPU " + std::to_string(setup.exporter_device) + "'s memory";
+    return " (GPU " + std::to_string(setup.device) + " reading " + exported + ")";
+  }
+
   IpcRequest r_;
   int device_;
   std::uint64_t seed_;
+  std::string read_where_;
   int sms_ = 1;
   Stream stream_;
   Event start_, stop_;
@@ -272,17 +288,6 @@ class ChildCase {
   std::uint64_t vmm_bytes_ = 0, vmm_alignment_ = 0;
   std::unique_ptr<SharedMapping> shared_;
 };
-
-std::unique_ptr<ChildCase> setup(const nlohmann::json& j) {
-  const auto method = ipc_method_from(j.value("method", ""));
-  const auto access = ipc_access_from(j.value("access", ""));
-  const std::uint64_t bytes = j.value("bytes", std::uint64_t{0});
-  if (!method || !access || bytes == 0 || bytes % 8 != 0) {
-    throw CaseFailure("the child cannot set up " + j.dump());
-  }
-  return std::make_unique<ChildCase>(IpcRequest{*method, *access, bytes}, j.value("device", 0),
-                                     j.value("seed", std::uint64_t{1}));
-}
 
 }  // namespace
 
@@ -331,7 +336,7 @@ int run_ipc_child(int argc, char** argv) {
       if (op == "exit") return 0;
       if (op == "setup") {
         state.reset();
-        state = setup(j);
+        state = std::make_unique<ChildCase>(parse_ipc_setup_command(j));
         channel.send(IpcMessageType::kResult, R"({"ready":true})");
       } else if (op == "sample") {
         if (!state) throw CaseFailure("a sample before setup");

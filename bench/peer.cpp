@@ -64,15 +64,7 @@ class PeerFamily final : public DeclaredFamily {
 
   Requirements requirements(const CaseSpec& spec) const override {
     const PeerRequest r = decode_peer_request(spec);
-    Requirements needs;
-    needs.two_gpus();
-    if (!r.gpus) {
-      return needs.custom([](const Machine& machine, int) -> std::optional<std::string> {
-        return "pair=none names no GPU pair, but " + std::to_string(machine.selected_gpus.size()) +
-               " GPUs are selected; use {\"gpu_pairs\": \"all\"} or \"S-D\"";
-      });
-    }
-    needs.named_gpus({r.src(), r.dst()}, "pair " + r.pair);
+    Requirements needs = kPair.requirements(spec);
     for (const auto& [accessor, peer] : r.peer_access_pairs()) {
       if (r.needs_peer_access()) needs.peer_access(accessor, peer, peer_access_need(r));
     }

@@ -21,30 +21,51 @@ const EnumAxis<Method> kMethod{
      {"prefetch", Method::kPrefetch},
      {"advise_preferred_gpu", Method::kAdvisePreferredGpu},
      {"advise_accessed_by", Method::kAdviseAccessedBy},
-     {"gpu_to_cpu", Method::kGpuToCpu}},
+     {"gpu_to_cpu", Method::kGpuToCpu},
+     {"gpu_to_gpu", Method::kGpuToGpu},
+     {"prefetch_gpu_to_gpu", Method::kPrefetchGpuToGpu}},
     "fault: the GPU's first touch migrates host pages on demand; prefetch: cudaMemPrefetchAsync "
     "to the GPU before the same kernel (timed together); advise_preferred_gpu / "
     "advise_accessed_by: cudaMemAdvise(SetPreferredLocation / SetAccessedBy, GPU) before the "
-    "kernel; gpu_to_cpu: pages on the GPU, the host touches them"};
+    "kernel; gpu_to_cpu: pages on the GPU, the host touches them; gpu_to_gpu: pages on GPU S "
+    "(the pair's), GPU D's touch kernel faults them over; prefetch_gpu_to_gpu: pages on GPU S, "
+    "cudaMemPrefetchAsync to GPU D before D's kernel (timed together)"};
 const IntegerAxis kStride{"stride", std::int64_t{4} << 10, std::int64_t{2} << 20,
                           "bytes between touched addresses, where one byte is read and written (a "
                           "power of two, 4 KiB .. 2 MiB)"};
 const IntegerAxis kBytes{"bytes", std::int64_t{1} << 20, std::int64_t{4} << 30,
                          "size of the managed buffer (1 MiB .. 4 GiB)"};
+const GpuPairAxis kPair{"pair",
+                        "for gpu_to_gpu and prefetch_gpu_to_gpu only (and required there): the GPU "
+                        "S the pages are on before a pass and the GPU D that touches them"};
 
 class UnifiedMemoryFamily final : public DeclaredFamily {
  public:
   UnifiedMemoryFamily()
       : DeclaredFamily({"unified_memory",
                         "Unified Memory: fault-driven migration of host-initialised managed "
-                        "buffers over strides vs cudaMemPrefetchAsync vs cudaMemAdvise, and "
-                        "GPU-to-CPU faults back; fault groups and migrated bytes from CUPTI "
-                        "unified-memory counters",
-                        axis_schemas(kMethod, kStride, kBytes),
+                        "buffers over strides vs cudaMemPrefetchAsync vs cudaMemAdvise, "
+                        "GPU-to-CPU faults back, and pages on one GPU migrating to another; fault "
+                        "groups and migrated bytes from CUPTI unified-memory counters",
+                        axis_schemas(kMethod, kStride, kBytes, kPair),
                         {"method", "stride", "bytes"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
+    const bool paired = kPair.present(spec);
+    if (paired) {
+      if (auto why = kPair.invalid(spec)) return why;
+    }
     const UnifiedMemoryRequest r = decode_unified_memory_request(spec);
+    if (r.between_gpus() && !paired) {
+      return "method=" + r.method_name +
+             " moves pages from one GPU to another and needs the pair axis (\"S-D\": the pages "
+             "on GPU S, touched from GPU D; {\"gpu_pairs\": \"all\"} for every pair of the "
+             "selected GPUs)";
+    }
+    if (!r.between_gpus() && paired) {
+      return "the pair axis applies to method=gpu_to_gpu and prefetch_gpu_to_gpu only; method=" +
+             r.method_name + " runs on the --device GPU";
+    }
     if (r.stride == 0 || (r.stride & (r.stride - 1)) != 0) {
       return "stride " + std::to_string(r.stride) +
              " is not a power of two (use 4KiB, 64KiB, 2MiB, ...)";
@@ -56,13 +77,23 @@ class UnifiedMemoryFamily final : public DeclaredFamily {
     return std::nullopt;
   }
 
-  // One managed buffer: on the host between passes, on the GPU after a pass.
+  // One managed buffer: on the host between passes, on the GPU after a pass (on each GPU of a
+  // pair in turn).
   MemoryNeeds memory_needs(const CaseSpec& spec) const override {
     const std::uint64_t bytes = static_cast<std::uint64_t>(kBytes.decode(spec));
     return {bytes, bytes};
   }
 
-  Requirements requirements(const CaseSpec&) const override { return Requirements().gpu(); }
+  // The --device GPU; for a method between GPUs the pair's two (never --device). Whether they
+  // page managed memory in on demand is the device's answer, read in prepare.
+  Requirements requirements(const CaseSpec& spec) const override {
+    if (!kPair.present(spec)) return Requirements().gpu();
+    return kPair.requirements(spec);
+  }
+
+  void derive_params(CaseSpec& spec, const Machine& machine) const override {
+    kPair.derive_link(spec, machine);
+  }
 
   std::optional<std::vector<std::string>> metric_names(const CaseSpec&) const override {
     return metric_names_of(unified_memory_metrics());
@@ -75,10 +106,16 @@ class UnifiedMemoryFamily final : public DeclaredFamily {
   }
 };
 
+// "from GPU 0 to GPU 1": where a method between GPUs moves the pages.
+std::string gpu_route(const UnifiedMemoryRequest& r) {
+  if (!r.gpus) return "between the GPUs of pair " + r.pair;
+  return "from GPU " + std::to_string(r.gpus->first) + " to GPU " + std::to_string(r.gpus->second);
+}
+
 }  // namespace
 
 std::uint64_t UnifiedMemoryRequest::estimated_migrated_bytes() const {
-  if (method == Method::kPrefetch) return bytes;
+  if (prefetches()) return bytes;
   return std::min(bytes, touches() * std::min(stride, kPageBytes));
 }
 
@@ -88,6 +125,10 @@ UnifiedMemoryRequest decode_unified_memory_request(const CaseSpec& spec) {
   r.method_name = kMethod.name_of(r.method);
   r.stride = static_cast<std::uint64_t>(kStride.decode(spec));
   r.bytes = static_cast<std::uint64_t>(kBytes.decode(spec));
+  if (kPair.present(spec)) {
+    r.pair = spec.str(kPair.name());
+    r.gpus = kPair.decode(spec);
+  }
   return r;
 }
 
@@ -107,13 +148,28 @@ std::optional<std::string> unified_memory_device_skip_reason(const UnifiedMemory
   return demand_paging_gap(support, request.bytes, kUnifiedMemoryDeviceHeadroom);
 }
 
+std::optional<std::string> unified_memory_pair_skip_reason(
+    const UnifiedMemoryRequest& request, const ManagedMemorySupport& source,
+    const ManagedMemorySupport& destination) {
+  for (const ManagedMemorySupport* gpu : {&source, &destination}) {
+    if (auto gap = demand_paging_gap(*gpu, request.bytes, kUnifiedMemoryDeviceHeadroom)) {
+      return "method=" + request.method_name + ", pair " + request.pair + ": " + *gap;
+    }
+  }
+  return std::nullopt;
+}
+
 MigrationExpectation unified_memory_expectation(const UnifiedMemoryRequest& r) {
-  const bool prefetch = r.method == Method::kPrefetch, back = r.method == Method::kGpuToCpu;
+  const bool prefetch = r.prefetches(), back = r.method == Method::kGpuToCpu;
+  const bool faults = back || r.method == Method::kFault || r.method == Method::kGpuToGpu;
+  std::string least_what = prefetch ? "the whole buffer" : "the page of every touched address";
+  if (r.gpus) least_what += ", " + gpu_route(r);
   return {.to_host = back,
+          .between_gpus = r.between_gpus(),
           .least_bytes = r.estimated_migrated_bytes(),
-          .least_what = prefetch ? "the whole buffer" : "the page of every touched address",
-          .must_migrate = prefetch || back || r.method == Method::kFault,  // advice may map
-          .by_faults = back || r.method == Method::kFault};
+          .least_what = least_what,
+          .must_migrate = prefetch || faults,  // advice may map
+          .by_faults = faults};
 }
 
 std::vector<Check> unified_memory_pass_checks(const UnifiedMemoryRequest& r,
@@ -153,7 +209,19 @@ std::vector<Check> unified_memory_pass_checks(const UnifiedMemoryRequest& r,
                    detail + "; fault groups " + v.at("gpu_fault_groups").dump(),
                    v.at("gpu_fault_groups")});
   }
-  if (r.method != Method::kPrefetch) return out;
+  if (counted > 0 && r.between_gpus()) {
+    std::size_t moved = 0;
+    for (const auto& p : passes.samples) moved += p.counts && p.counts->bytes_d2d > 0 ? 1 : 0;
+    out.push_back(
+        {"device_to_device_migration", moved == counted,
+         (moved == counted
+              ? "every sample migrated pages " + gpu_route(r) + " (device-to-device bytes)"
+              : "a sample counted no bytes moved between GPUs: the pages did not migrate " +
+                    gpu_route(r) + " (already on the touching GPU, mapped, or records lost)") +
+             "; bytes D2D " + v.at("bytes_d2d").dump(),
+         v.at("bytes_d2d")});
+  }
+  if (!r.prefetches()) return out;
   const double median = median_of(passes.prefetch_calls);
   out.push_back({"prefetch_timing", true,
                  "cudaMemPrefetchAsync held the calling thread for a median " +

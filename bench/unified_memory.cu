@@ -1,5 +1,6 @@
 // The `unified_memory` bench: a sample is one pass over the managed buffer (after it the pages
-// have moved: it cannot be repeated in a block), counted by CUPTI's unified-memory counters.
+// have moved: it cannot be repeated in a block), counted by CUPTI's unified-memory counters. For
+// a GPU pair, the set-up of every pass puts the pages on GPU S and the pass runs on GPU D.
 #include <algorithm>
 #include <cstring>
 #include <iterator>
@@ -12,7 +13,9 @@
 #include "cuda/cuda_resources.hpp"
 #include "cuda/kernel_loading.hpp"
 #include "cuda/managed_memory.hpp"
+#include "cuda/peer_access.hpp"
 #include "measure/latched_clock.hpp"
+#include "measure/link_check.hpp"
 #include "measure/placed_host_memory.hpp"
 #include "placement/thread_placement.hpp"
 
@@ -34,20 +37,43 @@ __global__ void touch_kernel(unsigned char* buffer, std::size_t stride, std::siz
   }
 }
 
+// The pair's source GPU's support, read first: the touching GPU's query then leaves that one
+// current, where the stream, the kernel and the latch live.
+std::optional<ManagedMemorySupport> source_support(const UnifiedMemoryRequest& r) {
+  if (!r.gpus) return std::nullopt;
+  return query_managed_memory_support(r.gpus->first);
+}
+
 class UnifiedMemoryBench final : public CaseBench {
  public:
   UnifiedMemoryBench(const UnifiedMemoryRequest& r, const Machine& machine, int device)
-      : r_(r), device_(device), support_(query_managed_memory_support(device)) {
-    if (auto why = unified_memory_device_skip_reason(r_, support_)) throw SkipCase(*why);
-    thread_.emplace(machine, machine.gpu_local_node(device));  // the fill and the CPU faults
+      : r_(r),
+        source_support_(source_support(r)),
+        device_(r.touching_gpu(device)),
+        support_(query_managed_memory_support(device_)) {
+    if (auto why = source_support_ ? unified_memory_pair_skip_reason(r_, *source_support_, support_)
+                                   : unified_memory_device_skip_reason(r_, support_)) {
+      throw SkipCase(*why);
+    }
+    thread_.emplace(machine, machine.gpu_local_node(device_));  // the fill and the CPU faults
     load_kernel(touch_kernel);  // before the first latched block (see kernel_loading.hpp)
-    counter_.emplace();         // before the managed allocation, or CUPTI counts none of it
+    // Before the managed allocation, or CUPTI counts none of it.
+    counter_.emplace(r_.between_gpus());
     buffer_ = ManagedMemory(r_.bytes);
     checks_.push_back(host_memory_kind_check(buffer_.get(), cudaMemoryTypeManaged, "buffer"));
     checks_.back().name = "managed_memory";
     checks_.push_back({"device_properties", true,
-                       "GPU " + std::to_string(device) + ": " + to_json(support_).dump(),
+                       "GPU " + std::to_string(device_) + ": " + to_json(support_).dump(),
                        to_json(support_)});
+    if (source_support_) {
+      const int s = r_.gpus->first;
+      checks_.push_back({"source_device_properties", true,
+                         "GPU " + std::to_string(s) + " (the pages' GPU before each pass): " +
+                             to_json(*source_support_).dump(),
+                         to_json(*source_support_)});
+      checks_.push_back(peer_link_check(machine, s, device_, can_access_peer(s, device_),
+                                        can_access_peer(device_, s)));
+    }
     checks_.push_back(thread_->check());
     apply_advice();
     if (r_.method == Method::kGpuToCpu) {
@@ -55,7 +81,7 @@ class UnifiedMemoryBench final : public CaseBench {
       return;
     }
     clock_ = std::make_unique<LatchedClock>(stream_.get());
-    if (r_.method == Method::kPrefetch) probe_prefetch();
+    if (r_.prefetches()) probe_prefetch();
   }
 
   ~UnifiedMemoryBench() override {
@@ -120,7 +146,12 @@ class UnifiedMemoryBench final : public CaseBench {
   }
 
   std::string timing_detail() const override {
-    return "one pass over the buffer per sample; " + clock_->describe();
+    const std::string pair = r_.gpus
+                                 ? "the pages prefetched to GPU " + std::to_string(r_.gpus->first) +
+                                       " before each pass (untimed), touched from GPU " +
+                                       std::to_string(device_) + "; "
+                                 : std::string();
+    return "one pass over the buffer per sample; " + pair + clock_->describe();
   }
   // The last timed sample's CUPTI records (the runner writes them as a Chrome trace).
   const Timeline* captured_timeline() const override {
@@ -151,13 +182,15 @@ class UnifiedMemoryBench final : public CaseBench {
       }
       return;
     }
-    if (r_.method == Method::kPrefetch) {
+    if (r_.prefetches()) {
       prefetch_call_ = time_on_host([&] { buffer_.prefetch(device_, stream_.get()); });
     }
     launch_touch();
   }
 
-  // Untimed: every page on the host and filled there; for gpu_to_cpu then written on the GPU.
+  // Untimed: every page on the host and filled there; for gpu_to_cpu then written on the GPU;
+  // for a GPU pair then moved to the source GPU (the stream is the touching GPU's, which pages
+  // managed memory in on demand as cudaMemPrefetchAsync requires).
   void set_up_pass() {
     ++pass_count_;
     fill_ = static_cast<unsigned char>(1 + pass_count_ % 250);
@@ -169,6 +202,10 @@ class UnifiedMemoryBench final : public CaseBench {
       launch_touch();
       stream_.synchronize();
       expected_ = static_cast<unsigned char>(fill_ + 2);
+    }
+    if (r_.gpus) {
+      buffer_.prefetch(r_.gpus->first, stream_.get());
+      stream_.synchronize();
     }
   }
 
@@ -208,7 +245,8 @@ class UnifiedMemoryBench final : public CaseBench {
   }
 
   UnifiedMemoryRequest r_;
-  int device_;
+  std::optional<ManagedMemorySupport> source_support_;  // a pair's GPU S (read first)
+  int device_;                                          // the touching GPU: the pair's D
   ManagedMemorySupport support_;           // read with the device current, its context created
   std::optional<ThreadPlacement> thread_;  // first in, last out: restores the thread
   Stream stream_;

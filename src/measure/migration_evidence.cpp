@@ -10,7 +10,14 @@ namespace pathbench {
 namespace {
 
 std::uint64_t counted_bytes(const MigrationExpectation& e, const UnifiedMemoryCounts& c) {
+  if (e.between_gpus) return c.bytes_d2d;
   return e.to_host ? c.bytes_d2h : c.bytes_h2d;
+}
+
+// Where the expected bytes go, for sentences: "to the GPU".
+const char* destination(const MigrationExpectation& e) {
+  if (e.between_gpus) return "from one GPU to the other";
+  return e.to_host ? "back to the host" : "to the GPU";
 }
 
 }  // namespace
@@ -23,8 +30,7 @@ std::vector<std::string> migration_gaps(const MigrationExpectation& e,
                    " record(s) lost or without timestamps");
   }
   const std::uint64_t bytes = counted_bytes(e, counts);
-  const std::string moved = "CUPTI counted " + format_bytes(bytes) + " migrated " +
-                            (e.to_host ? "back to the host" : "to the GPU");
+  const std::string moved = "CUPTI counted " + format_bytes(bytes) + " migrated " + destination(e);
   if (e.must_migrate && bytes < e.least_bytes) {
     gaps.push_back(moved + ", less than the " + format_bytes(e.least_bytes) + " of " +
                    e.least_what);
@@ -51,6 +57,8 @@ Check unified_memory_counter_check(const MigrationExpectation& e,
                           "time_per_fault_group_s"}) {
     v[key] = nlohmann::ordered_json::array();
   }
+  // Counted only for work between GPUs: elsewhere an always-empty series would read as none moved.
+  if (e.between_gpus) v["bytes_d2d"] = nlohmann::ordered_json::array();
   std::vector<double> per_group;
   std::size_t counted = 0, short_bytes = 0, with_gaps = 0;
   std::string first_gaps;
@@ -62,6 +70,7 @@ Check unified_memory_counter_check(const MigrationExpectation& e,
     v["bytes_h2d"].push_back(c.bytes_h2d);
     v["bytes_d2h"].push_back(c.bytes_d2h);
     v["cpu_page_faults"].push_back(c.cpu_faults);
+    if (e.between_gpus) v["bytes_d2d"].push_back(c.bytes_d2d);
     const auto gaps = migration_gaps(e, c);
     // A time per fault group needs every group counted.
     if (c.gpu_fault_groups > 0 && gaps.empty()) {
@@ -84,8 +93,9 @@ Check unified_memory_counter_check(const MigrationExpectation& e,
   }
   std::string detail = "CUPTI unified-memory counters per sample: GPU page-fault groups " +
                        v["gpu_fault_groups"].dump() + ", bytes H2D " + v["bytes_h2d"].dump() +
-                       ", bytes D2H " + v["bytes_d2h"].dump() + ", CPU page faults " +
-                       v["cpu_page_faults"].dump();
+                       ", bytes D2H " + v["bytes_d2h"].dump() +
+                       (e.between_gpus ? ", bytes D2D " + v["bytes_d2d"].dump() : "") +
+                       ", CPU page faults " + v["cpu_page_faults"].dump();
   if (!per_group.empty()) {
     detail += "; median time per fault group " + format_seconds(median_of(per_group));
   }

@@ -17,7 +17,10 @@
 namespace pathbench {
 
 struct MigrationExpectation {
-  bool to_host = false;           // the work migrates pages back to the host, else to the GPU
+  bool to_host = false;  // the work migrates pages back to the host, else to the GPU
+  // The pages start on another GPU: counted as device-to-device bytes (CUPTI's
+  // BYTES_TRANSFER_DTOD), with the GPU page-fault groups of the GPU that touches them.
+  bool between_gpus = false;
   std::uint64_t least_bytes = 0;  // the least it moves (e.g. the pages of the addresses it touches)
   std::string least_what;         // those bytes in words: "the page of every touched address"
   bool must_migrate = true;       // false: it may map pages instead, so fewer bytes is no gap
@@ -36,9 +39,10 @@ struct CountedSample {
   std::optional<UnifiedMemoryCounts> counts;  // none: CUPTI could not count this sample
 };
 // "um_counters", always passed (counts are evidence, the family's own checks judge them): the
-// counts of every sample, the median time per fault group of the samples that lost nothing, the
-// samples whose metrics used least_bytes, those without counters (`unavailable` says why) and
-// those that lost records (INCOMPLETE). The value holds the series per counter.
+// counts of every sample (device-to-device bytes too when the expectation is between GPUs), the
+// median time per fault group of the samples that lost nothing, the samples whose metrics used
+// least_bytes, those without counters (`unavailable` says why) and those that lost records
+// (INCOMPLETE). The value holds the series per counter.
 Check unified_memory_counter_check(const MigrationExpectation& e,
                                    const std::vector<CountedSample>& samples,
                                    const std::string& unavailable);

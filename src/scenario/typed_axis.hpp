@@ -14,6 +14,7 @@
 
 #include "inventory/gpu_selection.hpp"
 #include "inventory/machine.hpp"
+#include "inventory/requirements.hpp"
 #include "scenario/axis_schema.hpp"
 #include "scenario/scenario.hpp"
 
@@ -125,9 +126,30 @@ class GpuPairAxis {
     return s;
   }
 
+  // Whether the case has the axis (for a family where it is optional).
+  bool present(const CaseSpec& spec) const { return spec.has(name_); }
+
   // {S, D}; nothing for "none" (or a value invalid() rejects).
   std::optional<std::pair<int, int>> decode(const CaseSpec& spec) const {
     return parse_gpu_pair(spec.str(name_));
+  }
+
+  // What the pair needs of the machine: two selected GPUs, then the pair's own two among them.
+  // "none" was expanded where fewer than two GPUs were selected; with two or more it is a
+  // scenario mistake, and the reason says so. The family adds what its method needs of the pair.
+  Requirements requirements(const CaseSpec& spec) const {
+    Requirements needs;
+    needs.two_gpus();
+    const auto pair = decode(spec);
+    if (!pair) {
+      return needs.custom(
+          [name = name_](const Machine& machine, int) -> std::optional<std::string> {
+            return name + "=" + kNoGpuPair + " names no GPU pair, but " +
+                   std::to_string(machine.selected_gpus.size()) +
+                   " GPUs are selected; use {\"gpu_pairs\": \"all\"} or \"S-D\"";
+          });
+    }
+    return needs.named_gpus({pair->first, pair->second}, name_ + " " + spec.str(name_));
   }
 
   // The pair's `link` (the label of Machine::link(S, D): "nvlink18", "pcie-p2p", "host-staged"):

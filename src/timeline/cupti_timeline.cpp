@@ -160,6 +160,7 @@ struct Control {
   bool callbacks_registered = false;
   std::vector<CUpti_ActivityKind> enabled;
   bool unified_memory_configured = false;
+  bool unified_memory_device_to_device = false;  // what was configured, to disable the same
 };
 
 // Never destroyed: CUPTI may hand back buffers from its at-exit flush after static destructors.
@@ -476,15 +477,19 @@ const char* kind_name(CUpti_ActivityKind kind) {
   }
 }
 
-CUptiResult configure_unified_memory_counters(std::uint32_t enable) {
-  CUpti_ActivityUnifiedMemoryCounterConfig config[4] = {};
-  const CUpti_ActivityUnifiedMemoryCounterKind kinds[4] = {
+// The counters every unified-memory capture configures, and with `device_to_device` the bytes
+// moved between GPUs (which CUPTI supports on 64-bit Linux only).
+CUptiResult configure_unified_memory_counters(std::uint32_t enable, bool device_to_device) {
+  CUpti_ActivityUnifiedMemoryCounterConfig config[5] = {};
+  const CUpti_ActivityUnifiedMemoryCounterKind kinds[5] = {
       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD,
   };
-  for (int i = 0; i < 4; ++i) {
+  const std::uint32_t count = device_to_device ? 5 : 4;
+  for (std::uint32_t i = 0; i < count; ++i) {
     // The scope is ignored since CUDA 7 (counters cover the process on all devices); it still
     // has to be a valid value.
     config[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES;
@@ -492,7 +497,7 @@ CUptiResult configure_unified_memory_counters(std::uint32_t enable) {
     config[i].deviceId = 0;
     config[i].enable = enable;
   }
-  return cuptiActivityConfigureUnifiedMemoryCounter(config, 4);
+  return cuptiActivityConfigureUnifiedMemoryCounter(config, count);
 }
 
 // Disables what is enabled and discards whatever CUPTI still holds.
@@ -501,7 +506,7 @@ void stop_tracing(Control& c) {
   c.enabled.clear();
   if (c.callbacks_registered) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (c.unified_memory_configured) {
-    configure_unified_memory_counters(0);
+    configure_unified_memory_counters(0, c.unified_memory_device_to_device);
     c.unified_memory_configured = false;
   }
   Records& r = records();
@@ -547,15 +552,18 @@ std::string start_tracing(Control& c, const TimelineCapture::Options& options) {
     c.enabled.push_back(kind);
   }
   if (options.unified_memory_counters) {
-    CUptiResult result = configure_unified_memory_counters(1);
+    const bool d2d = options.unified_memory_device_to_device;
+    CUptiResult result = configure_unified_memory_counters(1, d2d);
     if (result != CUPTI_SUCCESS) {
       stop_tracing(c);
-      return failure(
-          "cuptiActivityConfigureUnifiedMemoryCounter (bytes HtoD/DtoH, GPU page faults, CPU "
-          "page faults)",
-          result, true);
+      return failure(d2d ? "cuptiActivityConfigureUnifiedMemoryCounter (bytes HtoD/DtoH/DtoD, GPU "
+                           "page faults, CPU page faults)"
+                         : "cuptiActivityConfigureUnifiedMemoryCounter (bytes HtoD/DtoH, GPU page "
+                           "faults, CPU page faults)",
+                     result, true);
     }
     c.unified_memory_configured = true;
+    c.unified_memory_device_to_device = d2d;
     result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
     if (result != CUPTI_SUCCESS) {
       stop_tracing(c);
@@ -631,7 +639,7 @@ Timeline TimelineCapture::collect() {
   c.enabled.clear();
   if (result == CUPTI_SUCCESS) result = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (c.unified_memory_configured) {
-    configure_unified_memory_counters(0);
+    configure_unified_memory_counters(0, c.unified_memory_device_to_device);
     c.unified_memory_configured = false;
   }
   size_t late_drops = 0;

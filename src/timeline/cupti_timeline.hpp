@@ -25,6 +25,9 @@ class TimelineCapture {
  public:
   struct Options {
     bool unified_memory_counters = false;  // configured after the CUDA context exists
+    // With unified_memory_counters: bytes moved from one GPU to another too. Off by default, so
+    // a capture that needs no more configures what single-GPU captures always have.
+    bool unified_memory_device_to_device = false;
   };
   explicit TimelineCapture(Options options);
   TimelineCapture(const TimelineCapture&) = delete;

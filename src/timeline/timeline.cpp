@@ -261,6 +261,8 @@ TimelineAnalysis analyze_timeline(const Timeline& timeline, double idle_gap_thre
           a.unified_memory_bytes_h2d += r.value;
         } else if (r.name == "bytes_transfer_dtoh" || contains(r.name, "BYTES_TRANSFER_DTOH")) {
           a.unified_memory_bytes_d2h += r.value;
+        } else if (r.name == "bytes_transfer_dtod" || contains(r.name, "BYTES_TRANSFER_DTOD")) {
+          a.unified_memory_bytes_d2d += r.value;
         }
         break;
       case ActivityKind::kSynchronization:

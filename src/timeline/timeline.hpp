@@ -70,9 +70,10 @@ struct Timeline {
 //                                                -> unified_memory_fault_groups
 //     "bytes_transfer_htod" or containing "BYTES_TRANSFER_HTOD" -> unified_memory_bytes_h2d
 //     "bytes_transfer_dtoh" or containing "BYTES_TRANSFER_DTOH" -> unified_memory_bytes_d2h
+//     "bytes_transfer_dtod" or containing "BYTES_TRANSFER_DTOD" -> unified_memory_bytes_d2d
 //   (the upper-case forms are CUPTI's CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_* names);
-//   other counters (the capture's "bytes_transfer_dtod", "cpu_page_fault_count", "thrashing",
-//   "throttling", "remote_map", ...) are kept in the timeline but not summed.
+//   other counters (the capture's "cpu_page_fault_count", "thrashing", "throttling",
+//   "remote_map", ...) are kept in the timeline but not summed.
 // - complete: dropped_records == 0.
 struct TimelineAnalysis {
   std::size_t copies = 0, kernels = 0, memsets = 0;
@@ -89,7 +90,8 @@ struct TimelineAnalysis {
   std::size_t streams = 0;                                   // distinct streams with GPU work
   std::size_t unified_memory_fault_groups = 0;
   std::uint64_t unified_memory_bytes_h2d = 0, unified_memory_bytes_d2h = 0;
-  bool complete = true;  // false when CUPTI dropped records
+  std::uint64_t unified_memory_bytes_d2d = 0;  // GPU to GPU
+  bool complete = true;                        // false when CUPTI dropped records
 };
 
 TimelineAnalysis analyze_timeline(const Timeline& timeline, double idle_gap_threshold_s = 5e-6);

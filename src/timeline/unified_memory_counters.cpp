@@ -12,6 +12,7 @@ UnifiedMemoryCounts unified_memory_counts(const Timeline& timeline) {
   c.gpu_fault_groups = a.unified_memory_fault_groups;
   c.bytes_h2d = a.unified_memory_bytes_h2d;
   c.bytes_d2h = a.unified_memory_bytes_d2h;
+  c.bytes_d2d = a.unified_memory_bytes_d2d;
   for (const auto& r : timeline.records) {
     if (r.kind == ActivityKind::kUnifiedMemory && r.name == "cpu_page_fault_count") {
       c.cpu_faults += r.value;
@@ -21,11 +22,13 @@ UnifiedMemoryCounts unified_memory_counts(const Timeline& timeline) {
   return c;
 }
 
-UnifiedMemoryCounter::UnifiedMemoryCounter() : unavailable_(prepare_cupti_tracing()) {}
+UnifiedMemoryCounter::UnifiedMemoryCounter(bool device_to_device)
+    : device_to_device_(device_to_device), unavailable_(prepare_cupti_tracing()) {}
 
 std::optional<UnifiedMemoryCounts> UnifiedMemoryCounter::count(const std::function<void()>& work) {
   TimelineCapture::Options options;
   options.unified_memory_counters = true;
+  options.unified_memory_device_to_device = device_to_device_;
   TimelineCapture capture(options);
   work();
   Timeline timeline = capture.collect();

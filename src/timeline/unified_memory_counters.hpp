@@ -15,6 +15,7 @@ namespace pathbench {
 struct UnifiedMemoryCounts {
   std::uint64_t gpu_fault_groups = 0;
   std::uint64_t bytes_h2d = 0, bytes_d2h = 0;
+  std::uint64_t bytes_d2d = 0;  // from one GPU to another; counted only when asked for
   std::uint64_t cpu_faults = 0;
   std::uint64_t lost_records = 0;  // what CUPTI itself reported lost (or without timestamps)
 };
@@ -28,7 +29,10 @@ class UnifiedMemoryCounter {
   // Registers CUPTI (prepare_cupti_tracing): construct it once the CUDA context exists and
   // before allocating the managed memory whose migrations it must count, since CUPTI counts
   // none of an allocation made before it was initialised.
-  UnifiedMemoryCounter();
+  // With `device_to_device`, CUPTI also counts the bytes moved from one GPU to another
+  // (BYTES_TRANSFER_DTOD), for work that migrates pages between GPUs; off, the counters are the
+  // ones every single-GPU capture configures.
+  explicit UnifiedMemoryCounter(bool device_to_device = false);
 
   // The counts during `work`; nothing when CUPTI could not capture them (unavailable_reason()).
   std::optional<UnifiedMemoryCounts> count(const std::function<void()>& work);
@@ -38,6 +42,7 @@ class UnifiedMemoryCounter {
   const Timeline& last_timeline() const { return last_; }
 
  private:
+  bool device_to_device_;
   std::string unavailable_;
   Timeline last_;
 };

@@ -82,6 +82,39 @@ TEST(IpcGpu, SharedPinnedCopyAndKernelAreMeasuredAndVerifiedInTheChild) {
   expect_both_accesses_work("shared_pinned");
 }
 
+// Exporter on one GPU, importer on the other, both ways: every method and access measured and
+// verified in the child on the importer's GPU. Skips without two GPUs, saying why.
+TEST(IpcGpu, AcrossAGpuPairTheChildReadsTheOtherGpusBuffer) {
+  const Machine machine = machine_from(collect_inventory({}));
+  PATHBENCH_REQUIRE_TWO_GPUS(machine);
+  const auto family = make_ipc_family(pathbench_child());
+  for (const char* pair : {"0-1", "1-0"}) {
+    for (const char* method : {"cuda_ipc", "vmm_fd", "shared_pinned"}) {
+      for (const char* access : {"copy", "kernel"}) {
+        CaseSpec spec = gpu_test_case(
+            "ipc", {{"pair", pair}, {"method", method}, {"access", access}, {"bytes", 64 * kMiB}});
+        family->derive_params(spec, machine);
+        spec.id = case_id("ipc", spec.params);
+        if (auto why = family->skip_reason(spec, machine, 0)) {  // a pair without peer access
+          std::cout << spec.id << ": skipped: " << *why << "\n";
+          continue;
+        }
+        const auto m = run_case(*family, spec, machine);
+        PATHBENCH_SKIP_IF_SKIPPED(m);
+        expect_measured_and_verified(m, std::string(access) == "copy" ? "byte for byte" : "kernel");
+        const std::string importer(1, pair[2]);
+        const Check* verified = m.check("child_verified");
+        ASSERT_NE(verified, nullptr);
+        EXPECT_NE(verified->detail.find("(GPU " + importer + " reading "), std::string::npos)
+            << verified->detail;
+        const Check* link = m.check("peer_link");
+        ASSERT_NE(link, nullptr) << spec.id;
+        EXPECT_TRUE(link->passed) << link->detail;
+      }
+    }
+  }
+}
+
 TEST(IpcGpu, AChildThatDiesIsAFailedCaseNamingTheSignal) {
   PATHBENCH_REQUIRE_GPU();
   IpcChildCommand crash;

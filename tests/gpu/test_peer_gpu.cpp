@@ -14,15 +14,6 @@
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
-// Needs two usable GPUs: skips with the family's own reason (one GPU, no CUDA) otherwise.
-#define PATHBENCH_REQUIRE_TWO_GPUS(machine)                                    \
-  do {                                                                         \
-    PATHBENCH_REQUIRE_GPU();                                                   \
-    if (auto why = ::pathbench::Requirements().two_gpus().unmet(machine, 0)) { \
-      GTEST_SKIP() << *why;                                                    \
-    }                                                                          \
-  } while (0)
-
 namespace pathbench {
 namespace {
 

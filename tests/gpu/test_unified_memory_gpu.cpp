@@ -101,6 +101,39 @@ TEST(UnifiedMemoryGpu, AdviceIsAppliedAndVerified) {
   }
 }
 
+// Pages on GPU 0 touched from GPU 1 (and the other way): timed, verified, and moved between the
+// GPUs as CUPTI counts it. Skips without two GPUs, saying why.
+TEST(UnifiedMemoryGpu, GpuToGpuMigratesPagesBetweenThePairsGpus) {
+  const Machine machine = machine_from(collect_inventory({}));
+  PATHBENCH_REQUIRE_TWO_GPUS(machine);
+  const auto family = make_unified_memory_family();
+  for (const char* pair : {"0-1", "1-0"}) {
+    for (const char* method : {"gpu_to_gpu", "prefetch_gpu_to_gpu"}) {
+      CaseSpec spec = gpu_test_case(
+          "unified_memory",
+          {{"pair", pair}, {"method", method}, {"stride", 64 * kKiB}, {"bytes", 256 * kMiB}});
+      family->derive_params(spec, machine);
+      spec.id = case_id("unified_memory", spec.params);
+      ASSERT_EQ(family->skip_reason(spec, machine, 0), std::nullopt) << spec.id;
+      const auto m = run_case(*family, spec, machine);
+      PATHBENCH_SKIP_IF_SKIPPED(m);
+      ASSERT_EQ(m.samples.size(), 3u) << spec.id;
+      for (const auto& s : m.samples) EXPECT_GT(s[1], 0.0) << spec.id;
+      expect_checks_pass(m);
+      ASSERT_NE(m.check("peer_link"), nullptr) << spec.id;
+      ASSERT_NE(m.check("source_device_properties"), nullptr) << spec.id;
+      const Check* counters = m.check("um_counters");
+      ASSERT_NE(counters, nullptr);
+      std::cout << spec.id << ": " << m.median("time") << " s, " << m.median("migration_throughput")
+                << " GB/s; " << counters->detail << "\n";
+      if (counters->detail.rfind("CUPTI unavailable", 0) == 0) continue;
+      const Check* moved = m.check("device_to_device_migration");
+      ASSERT_NE(moved, nullptr) << spec.id;
+      EXPECT_TRUE(moved->passed) << moved->detail;
+    }
+  }
+}
+
 TEST(UnifiedMemoryGpu, GpuToCpuFaultsAreHostTimedAndVerified) {
   PATHBENCH_REQUIRE_GPU();
   const auto m = run(um_case("gpu_to_cpu", 4 * kKiB, 64 * kMiB));

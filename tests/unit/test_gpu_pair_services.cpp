@@ -61,6 +61,37 @@ TEST(GpuPairAxis, DerivesTheLinkRightAfterThePair) {
   EXPECT_EQ(other.params.size(), 1u);
 }
 
+TEST(GpuPairAxis, RequirementsOfThePairItself) {
+  const GpuPairAxis axis("pair", "");
+  EXPECT_TRUE(axis.present(with_pair("0-1")));
+  CaseSpec without;
+  without.params = {{"bytes", 4}};
+  EXPECT_FALSE(axis.present(without));
+
+  Machine two = testing::h200_machine(2);
+  EXPECT_EQ(axis.requirements(with_pair("1-0")).unmet(two, 5), std::nullopt);  // not --device
+  EXPECT_EQ(axis.requirements(with_pair("0-2"))
+                .unmet(two, 0)
+                .value_or("")
+                .rfind("pair 0-2: GPU 2 does not exist; this machine has 2", 0),
+            0u);
+  EXPECT_EQ(axis.requirements(with_pair("none")).unmet(two, 0),
+            "pair=none names no GPU pair, but 2 GPUs are selected; use {\"gpu_pairs\": \"all\"} "
+            "or \"S-D\"");
+  // Fewer than two GPUs: the two-GPU reason comes first, for "none" and a pair alike.
+  const Machine one = testing::h200_machine(1);
+  for (const char* pair : {"none", "0-1"}) {
+    EXPECT_EQ(axis.requirements(with_pair(pair)).unmet(one, 0),
+              "needs two GPUs; this machine has 1 (GPU 0: NVIDIA H200)")
+        << pair;
+  }
+  // The axis's own name starts its reasons.
+  const GpuPairAxis named("gpus", "");
+  CaseSpec spec;
+  spec.params = {{"gpus", "0-3"}};
+  EXPECT_EQ(named.requirements(spec).unmet(two, 0).value_or("").rfind("gpus 0-3: GPU 3", 0), 0u);
+}
+
 TEST(Requirements, NamedGpusExistAndAreSelected) {
   Machine m = testing::h200_machine(4);
   m.selected_gpus = {0, 2};

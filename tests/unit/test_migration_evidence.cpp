@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "measure/migration_evidence.hpp"
+#include "timeline/timeline.hpp"
 #include "timeline/unified_memory_counters.hpp"
 
 namespace pathbench {
@@ -45,6 +46,19 @@ TEST(UnifiedMemoryCounters, SumsTheTimelinesRecords) {
   EXPECT_EQ(c.cpu_faults, 2u);
   EXPECT_EQ(c.lost_records, 2u);
   EXPECT_EQ(unified_memory_counts(Timeline{}).gpu_fault_groups, 0u);
+}
+
+TEST(UnifiedMemoryCounters, SumsBytesMovedBetweenGpus) {
+  Timeline t;
+  t.records = {um_record("bytes_transfer_dtod", 2 * kMiB), um_record("bytes_transfer_dtod", kMiB),
+               um_record("CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD", kMiB),
+               um_record("bytes_transfer_htod", 8 * kMiB), um_record("gpu_page_fault_groups", 5)};
+  const UnifiedMemoryCounts c = unified_memory_counts(t);
+  EXPECT_EQ(c.bytes_d2d, 4 * kMiB);
+  EXPECT_EQ(c.bytes_h2d, 8 * kMiB);  // each direction on its own
+  EXPECT_EQ(c.bytes_d2h, 0u);
+  EXPECT_EQ(c.gpu_fault_groups, 5u);
+  EXPECT_EQ(analyze_timeline(t).unified_memory_bytes_d2d, 4 * kMiB);
 }
 
 MigrationExpectation touch_to_gpu() {
@@ -92,6 +106,20 @@ TEST(MigrationEvidence, GapsNameWhatContradictsTheExpectation) {
   EXPECT_EQ(migrated_bytes(back, c), 8 * kMiB);
   c.bytes_d2h = 0;
   EXPECT_EQ(migrated_bytes(back, c), 4 * kMiB);
+  // Between GPUs: only device-to-device bytes count, whatever went to or from the host.
+  auto across = e;
+  across.between_gpus = true;
+  c.bytes_d2d = 2 * kMiB;
+  c.gpu_fault_groups = 3;
+  const auto short_d2d = migration_gaps(across, c);
+  ASSERT_EQ(short_d2d.size(), 1u);
+  EXPECT_EQ(short_d2d[0],
+            "CUPTI counted 2 MiB migrated from one GPU to the other, less than the 4 MiB of the "
+            "touched pages");
+  EXPECT_EQ(migrated_bytes(across, c), 4 * kMiB);
+  c.bytes_d2d = 6 * kMiB;
+  EXPECT_TRUE(migration_gaps(across, c).empty());
+  EXPECT_EQ(migrated_bytes(across, c), 6 * kMiB);
 }
 
 TEST(MigrationEvidence, CounterCheckKeepsEverySamplesCounts) {

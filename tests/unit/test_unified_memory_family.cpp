@@ -1,4 +1,6 @@
-// The unified_memory family's host-side rules: axes, combinations, memory needs, skip reasons.
+// The unified_memory family's host-side rules: axes, combinations, memory needs, skip reasons,
+// and the GPU-to-GPU methods (the pair axis on recorded two-GPU topologies, their expectation and
+// checks).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,8 +9,10 @@
 #include "bench/unified_memory.hpp"
 #include "case_spec.hpp"
 #include "core/errors.hpp"
+#include "recorded_topologies.hpp"
 #include "scenario/expansion.hpp"
 #include "scenario/scenario_file.hpp"
+#include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
 namespace pathbench {
@@ -24,6 +28,12 @@ CaseSpec make_spec(nlohmann::ordered_json params) {
 
 CaseSpec um_case(const std::string& method, std::int64_t stride, std::int64_t bytes) {
   return make_spec({{"method", method}, {"stride", stride}, {"bytes", bytes}});
+}
+
+// A case with the pair axis first, as the shipped um-gpu-to-gpu scenario lists it.
+CaseSpec pair_case(const std::string& pair, const std::string& method, std::int64_t stride,
+                   std::int64_t bytes) {
+  return make_spec({{"pair", pair}, {"method", method}, {"stride", stride}, {"bytes", bytes}});
 }
 
 Machine gpu_machine() {
@@ -57,11 +67,15 @@ TEST(UnifiedMemoryFamily, DescribesItsAxes) {
   EXPECT_FALSE(family->description().empty());
   std::vector<std::string> names;
   for (const auto& axis : family->axes()) names.push_back(axis.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"method", "stride", "bytes"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"method", "stride", "bytes", "pair"}));
   const auto& method = family->axes()[0];
   EXPECT_EQ(method.kind, AxisSchema::Kind::kString);
   EXPECT_EQ(method.allowed, (std::vector<std::string>{"fault", "prefetch", "advise_preferred_gpu",
-                                                      "advise_accessed_by", "gpu_to_cpu"}));
+                                                      "advise_accessed_by", "gpu_to_cpu",
+                                                      "gpu_to_gpu", "prefetch_gpu_to_gpu"}));
+  const auto& pair = family->axes()[3];
+  EXPECT_EQ(pair.kind, AxisSchema::Kind::kString);
+  EXPECT_TRUE(pair.allowed.empty());  // "S-D" is checked by invalid_combination
   const auto& stride = family->axes()[1];
   EXPECT_EQ(stride.kind, AxisSchema::Kind::kInteger);
   EXPECT_EQ(stride.min, 4 * kKiB);
@@ -391,7 +405,310 @@ TEST(UnifiedMemoryFamily, ShippedScenarioExpandsToTheIssuesCases) {
                      "unified_memory/method=advise_preferred_gpu/stride=65536" + g,
                      "unified_memory/method=advise_accessed_by/stride=65536" + g,
                      "unified_memory/method=gpu_to_cpu/stride=4096" + g,
+                     // No GPUs selected: one value, "none", so the cases exist and skip.
+                     "unified_memory/pair=none/method=gpu_to_gpu/stride=4096" + g,
+                     "unified_memory/pair=none/method=gpu_to_gpu/stride=65536" + g,
+                     "unified_memory/pair=none/method=gpu_to_gpu/stride=2097152" + g,
+                     "unified_memory/pair=none/method=prefetch_gpu_to_gpu/stride=65536" + g,
                  }));
+}
+
+// The um-gpu-to-gpu scenario of the shipped file, derived and validated on `machine`.
+std::vector<CaseSpec> shipped_gpu_to_gpu_cases(const Machine& machine) {
+  FamilyRegistry families;
+  families.add(make_unified_memory_family());
+  const auto file =
+      load_scenario_file(std::string(PATHBENCH_SOURCE_DIR) + "/scenarios/unified_memory.json",
+                         families, machine.numa_nodes, machine.selected_gpus);
+  const Family& family = *families.find("unified_memory");
+  for (const auto& s : file.scenarios) {
+    if (s.name != "um-gpu-to-gpu") continue;
+    auto cases = expand(s);
+    derive_case_params(cases, family, machine);
+    EXPECT_NO_THROW(validate_cases(s, cases, family, machine, 0));
+    return cases;
+  }
+  ADD_FAILURE() << "no scenario um-gpu-to-gpu";
+  return {};
+}
+
+TEST(UnifiedMemoryFamily, GpuToGpuOnARecordedNvlinkPairRunsBothDirections) {
+  const Machine two = testing::recorded_nvlink_pair();
+  const auto cases = shipped_gpu_to_gpu_cases(two);
+  std::vector<std::string> ids;
+  for (const auto& c : cases) ids.push_back(c.id);
+  const std::string g = "/bytes=1073741824";
+  EXPECT_EQ(ids, (std::vector<std::string>{
+                     "unified_memory/pair=0-1/link=nvlink18/method=gpu_to_gpu/stride=4096" + g,
+                     "unified_memory/pair=0-1/link=nvlink18/method=gpu_to_gpu/stride=65536" + g,
+                     "unified_memory/pair=0-1/link=nvlink18/method=gpu_to_gpu/stride=2097152" + g,
+                     "unified_memory/pair=0-1/link=nvlink18/method=prefetch_gpu_to_gpu/"
+                     "stride=65536" +
+                         g,
+                     "unified_memory/pair=1-0/link=nvlink18/method=gpu_to_gpu/stride=4096" + g,
+                     "unified_memory/pair=1-0/link=nvlink18/method=gpu_to_gpu/stride=65536" + g,
+                     "unified_memory/pair=1-0/link=nvlink18/method=gpu_to_gpu/stride=2097152" + g,
+                     "unified_memory/pair=1-0/link=nvlink18/method=prefetch_gpu_to_gpu/"
+                     "stride=65536" +
+                         g,
+                 }));
+  const auto family = make_unified_memory_family();
+  for (const auto& c : cases) EXPECT_EQ(family->skip_reason(c, two, 0), std::nullopt) << c.id;
+  // The pair's GPUs, never --device.
+  EXPECT_EQ(family->skip_reason(cases.front(), two, 9), std::nullopt);
+  // A pair naming a GPU --devices left out.
+  Machine narrowed = two;
+  narrowed.selected_gpus = {0};
+  EXPECT_EQ(family->skip_reason(pair_case("0-1", "gpu_to_gpu", 4 * kKiB, kGiB), narrowed, 0),
+            "needs two GPUs; --devices selected only GPU 0 of this machine's 2 (GPU 0: NVIDIA "
+            "H200, GPU 1: NVIDIA H200)");
+}
+
+TEST(UnifiedMemoryFamily, GpuToGpuOnARecordedPcieMachineWithoutP2pIsNotSkippedForIt) {
+  // Managed pages migrate between GPUs without peer access (the driver stages them): nothing to
+  // skip on; the link in the id tells such a pair apart.
+  const Machine pcie = testing::recorded_pcie_pair_without_p2p();
+  const auto cases = shipped_gpu_to_gpu_cases(pcie);
+  ASSERT_EQ(cases.size(), 8u);
+  const auto family = make_unified_memory_family();
+  for (const auto& c : cases) {
+    EXPECT_EQ(c.str("link"), "host-staged") << c.id;
+    EXPECT_EQ(family->skip_reason(c, pcie, 0), std::nullopt) << c.id;
+  }
+}
+
+TEST(UnifiedMemoryFamily, GpuToGpuOnOneGpuIsSkippedWithTheReason) {
+  const Machine one = testing::h200_machine(1);
+  const auto cases = shipped_gpu_to_gpu_cases(one);
+  ASSERT_EQ(cases.size(), 4u);
+  const auto family = make_unified_memory_family();
+  for (const auto& c : cases) {
+    EXPECT_EQ(c.str("pair"), "none");
+    EXPECT_EQ(c.str("link"), "none");
+    EXPECT_EQ(family->skip_reason(c, one, 0),
+              "needs two GPUs; this machine has 1 (GPU 0: NVIDIA H200)")
+        << c.id;
+  }
+  // The single-GPU methods keep their ids and their one-GPU requirement.
+  EXPECT_EQ(family->skip_reason(um_case("fault", 64 * kKiB, kGiB), one, 0), std::nullopt);
+}
+
+TEST(UnifiedMemoryFamily, GpuToGpuNeedsThePairAndNoOtherMethodTakesIt) {
+  const auto family = make_unified_memory_family();
+  for (const char* method : {"gpu_to_gpu", "prefetch_gpu_to_gpu"}) {
+    EXPECT_FALSE(family->invalid_combination(pair_case("0-1", method, 64 * kKiB, kGiB))) << method;
+    EXPECT_FALSE(family->invalid_combination(pair_case("none", method, 64 * kKiB, kGiB))) << method;
+    const auto unpaired = family->invalid_combination(um_case(method, 64 * kKiB, kGiB));
+    ASSERT_TRUE(unpaired) << method;
+    EXPECT_EQ(unpaired->rfind("method=" + std::string(method) +
+                                  " moves pages from one GPU to another and needs the pair axis",
+                              0),
+              0u)
+        << *unpaired;
+    const auto bad_pair = family->invalid_combination(pair_case("1-1", method, 64 * kKiB, kGiB));
+    ASSERT_TRUE(bad_pair) << method;
+    EXPECT_NE(bad_pair->find("pair \"1-1\" is not \"S-D\""), std::string::npos) << *bad_pair;
+  }
+  for (const char* method :
+       {"fault", "prefetch", "advise_preferred_gpu", "advise_accessed_by", "gpu_to_cpu"}) {
+    const auto why = family->invalid_combination(pair_case("0-1", method, 64 * kKiB, kGiB));
+    ASSERT_TRUE(why) << method;
+    EXPECT_EQ(*why,
+              "the pair axis applies to method=gpu_to_gpu and prefetch_gpu_to_gpu only; "
+              "method=" +
+                  std::string(method) + " runs on the --device GPU");
+  }
+  // The stride rules hold for the new methods too.
+  EXPECT_TRUE(family->invalid_combination(pair_case("0-1", "gpu_to_gpu", 12 * kKiB, kGiB)));
+
+  // At load: exit 3 naming the file and the axes.
+  FamilyRegistry families;
+  families.add(make_unified_memory_family());
+  const auto refused = [&](const std::string& axes) {
+    try {
+      const auto file =
+          parse_scenario_file("bad_um.json",
+                              R"({"schema": "pathbench.scenario/v1", "scenarios": [{"name": "x", )"
+                              R"("family": "unified_memory", "axes": )" +
+                                  axes + "}]}",
+                              families, {0}, {0, 1});
+      const auto& s = file.scenarios.at(0);
+      validate_cases(s, expand(s), *families.find("unified_memory"), testing::h200_machine(2), 0);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string unpaired =
+      refused(R"({"method": ["gpu_to_gpu"], "stride": ["64KiB"], "bytes": ["1GiB"]})");
+  EXPECT_NE(unpaired.find("bad_um.json: /scenarios/0/axes: "), std::string::npos) << unpaired;
+  EXPECT_NE(unpaired.find("needs the pair axis"), std::string::npos) << unpaired;
+  const std::string paired_fault =
+      refused(R"({"pair": {"gpu_pairs": "all"}, "method": ["fault"], "stride": ["64KiB"], )"
+              R"("bytes": ["1GiB"]})");
+  EXPECT_NE(paired_fault.find("bad_um.json: /scenarios/0/axes: "), std::string::npos)
+      << paired_fault;
+  EXPECT_NE(paired_fault.find("the pair axis applies to method=gpu_to_gpu"), std::string::npos)
+      << paired_fault;
+  EXPECT_EQ(refused(R"({"pair": {"gpu_pairs": "all"}, "method": ["prefetch_gpu_to_gpu"], )"
+                    R"("stride": ["64KiB"], "bytes": ["1GiB"]})"),
+            "");
+}
+
+TEST(UnifiedMemoryFamily, DecodesAGpuToGpuRequest) {
+  const auto r = decode_unified_memory_request(pair_case("1-0", "gpu_to_gpu", 64 * kKiB, kGiB));
+  EXPECT_EQ(r.method, UnifiedMemoryRequest::Method::kGpuToGpu);
+  EXPECT_EQ(r.pair, "1-0");
+  ASSERT_TRUE(r.gpus);
+  EXPECT_EQ(*r.gpus, std::make_pair(1, 0));
+  EXPECT_TRUE(r.between_gpus());
+  EXPECT_FALSE(r.prefetches());
+  EXPECT_EQ(r.touching_gpu(7), 0);  // D, whatever --device is
+  EXPECT_EQ(r.estimated_migrated_bytes(), 16384u * 4096);
+  const auto p =
+      decode_unified_memory_request(pair_case("0-1", "prefetch_gpu_to_gpu", 64 * kKiB, kGiB));
+  EXPECT_TRUE(p.between_gpus());
+  EXPECT_TRUE(p.prefetches());
+  EXPECT_EQ(p.touching_gpu(7), 1);
+  EXPECT_EQ(p.estimated_migrated_bytes(), std::uint64_t{1} << 30);  // the whole buffer
+  const auto plain = decode_unified_memory_request(um_case("prefetch", 64 * kKiB, kGiB));
+  EXPECT_FALSE(plain.between_gpus());
+  EXPECT_TRUE(plain.prefetches());
+  EXPECT_TRUE(plain.pair.empty());
+  EXPECT_EQ(plain.touching_gpu(7), 7);
+}
+
+TEST(UnifiedMemoryFamily, GpuToGpuExpectsDeviceToDeviceBytes) {
+  const auto r = decode_unified_memory_request(pair_case("0-1", "gpu_to_gpu", 64 * kKiB, kGiB));
+  const MigrationExpectation e = unified_memory_expectation(r);
+  EXPECT_FALSE(e.to_host);
+  EXPECT_TRUE(e.between_gpus);
+  EXPECT_TRUE(e.must_migrate);
+  EXPECT_TRUE(e.by_faults);  // nothing but D's touch kernel moves them
+  EXPECT_EQ(e.least_bytes, 16384u * 4096);
+  EXPECT_EQ(e.least_what, "the page of every touched address, from GPU 0 to GPU 1");
+
+  // What moved between the GPUs counts; bytes to or from the host do not.
+  UnifiedMemoryCounts host_only;
+  host_only.bytes_h2d = kGiB;
+  host_only.gpu_fault_groups = 40;
+  const auto gaps = migration_gaps(e, host_only);
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0],
+            "CUPTI counted 0 B migrated from one GPU to the other, less than the 64 MiB of the "
+            "page of every touched address, from GPU 0 to GPU 1");
+  EXPECT_EQ(migrated_bytes(e, host_only), 64u * kMiB);
+  UnifiedMemoryCounts moved;
+  moved.bytes_d2d = 96 * kMiB;
+  moved.gpu_fault_groups = 40;
+  EXPECT_TRUE(migration_gaps(e, moved).empty());
+  EXPECT_EQ(migrated_bytes(e, moved), 96u * kMiB);
+  moved.gpu_fault_groups = 0;  // bytes by faulting work without a fault: records lost
+  const auto lost = migration_gaps(e, moved);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_NE(lost[0].find("migrated from one GPU to the other by work that only faults, but no GPU "
+                         "page-fault group"),
+            std::string::npos)
+      << lost[0];
+
+  // A prefetch to D moves the whole buffer, faults or not.
+  const auto prefetch = unified_memory_expectation(
+      decode_unified_memory_request(pair_case("1-0", "prefetch_gpu_to_gpu", 64 * kKiB, kGiB)));
+  EXPECT_TRUE(prefetch.between_gpus);
+  EXPECT_FALSE(prefetch.by_faults);
+  EXPECT_EQ(prefetch.least_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(prefetch.least_what, "the whole buffer, from GPU 1 to GPU 0");
+  UnifiedMemoryCounts whole;
+  whole.bytes_d2d = kGiB;
+  EXPECT_TRUE(migration_gaps(prefetch, whole).empty());
+  // The single-GPU methods are not between GPUs.
+  EXPECT_FALSE(
+      unified_memory_expectation(decode_unified_memory_request(um_case("fault", 4 * kKiB, kGiB)))
+          .between_gpus);
+}
+
+CountedSample counted_d2d(double seconds, std::uint64_t groups, std::uint64_t d2d) {
+  UnifiedMemoryCounts c;
+  c.gpu_fault_groups = groups;
+  c.bytes_d2d = d2d;
+  return {seconds, c};
+}
+
+TEST(UnifiedMemoryFamily, GpuToGpuPassesMustMoveBytesBetweenTheGpus) {
+  const auto r = decode_unified_memory_request(pair_case("0-1", "gpu_to_gpu", 2 * kMiB, kGiB));
+  UnifiedMemoryPasses passes;
+  passes.samples = {counted_d2d(0.01, 19, 32 * kMiB), counted_d2d(0.01, 21, 32 * kMiB)};
+  auto checks = unified_memory_pass_checks(r, passes, "", true);
+  ASSERT_EQ(checks.size(), 2u);  // um_counters, device_to_device_migration
+  EXPECT_EQ(checks[0].name, "um_counters");
+  EXPECT_EQ(checks[0].value["bytes_d2d"], nlohmann::ordered_json({32 * kMiB, 32 * kMiB}));
+  EXPECT_EQ(checks[0].value["complete"], true);
+  EXPECT_NE(checks[0].detail.find("bytes D2D [33554432,33554432]"), std::string::npos)
+      << checks[0].detail;
+  EXPECT_EQ(checks[1].name, "device_to_device_migration");
+  EXPECT_TRUE(checks[1].passed) << checks[1].detail;
+  EXPECT_EQ(checks[1].detail,
+            "every sample migrated pages from GPU 0 to GPU 1 (device-to-device bytes); bytes D2D "
+            "[33554432,33554432]");
+  // A pass that moved nothing between the GPUs fails the case.
+  passes.samples.push_back(counted_d2d(0.01, 0, 0));
+  checks = unified_memory_pass_checks(r, passes, "", true);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_FALSE(checks[1].passed);
+  EXPECT_NE(checks[1].detail.find("did not migrate from GPU 0 to GPU 1"), std::string::npos)
+      << checks[1].detail;
+  EXPECT_EQ(checks[1].value, nlohmann::ordered_json({32 * kMiB, 32 * kMiB, 0}));
+  // Without counters there is nothing to judge: um_counters says why, no migration check.
+  UnifiedMemoryPasses uncounted;
+  uncounted.samples = {CountedSample{0.01, std::nullopt}};
+  checks = unified_memory_pass_checks(r, uncounted, "CUPTI is busy", true);
+  ASSERT_EQ(checks.size(), 1u);
+  // The prefetch method adds its timing check after the migration check.
+  const auto p =
+      decode_unified_memory_request(pair_case("0-1", "prefetch_gpu_to_gpu", 64 * kKiB, kGiB));
+  UnifiedMemoryPasses prefetched;
+  prefetched.samples = {counted_d2d(0.01, 0, kGiB)};
+  prefetched.prefetch_calls = {2e-6};
+  checks = unified_memory_pass_checks(p, prefetched, "", true);
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_EQ(checks[1].name, "device_to_device_migration");
+  EXPECT_TRUE(checks[1].passed);
+  EXPECT_EQ(checks[2].name, "prefetch_timing");
+  // A single-GPU method's um_counters has no device-to-device series (not counted there).
+  const auto fault = decode_unified_memory_request(um_case("fault", 2 * kMiB, kGiB));
+  UnifiedMemoryPasses faulted;
+  faulted.samples = {counted(0.01, 19, 32 * kMiB)};
+  checks = unified_memory_pass_checks(fault, faulted, "", true);
+  EXPECT_FALSE(checks[0].value.contains("bytes_d2d"));
+  EXPECT_EQ(checks[0].detail.find("D2D"), std::string::npos) << checks[0].detail;
+}
+
+TEST(UnifiedMemoryFamily, BothGpusOfAPairMustPageManagedMemoryInOnDemand) {
+  const auto r = decode_unified_memory_request(pair_case("0-1", "gpu_to_gpu", 64 * kKiB, kGiB));
+  auto source = capable_device();
+  auto destination = capable_device();
+  destination.device = 1;
+  EXPECT_EQ(unified_memory_pair_skip_reason(r, source, destination), std::nullopt);
+
+  auto old_source = source;
+  old_source.concurrent_managed_access = false;
+  const auto a = unified_memory_pair_skip_reason(r, old_source, destination);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(
+      a->rfind("method=gpu_to_gpu, pair 0-1: GPU 0 has cudaDevAttrConcurrentManagedAccess = 0", 0),
+      0u)
+      << *a;
+  auto old_destination = destination;
+  old_destination.concurrent_managed_access = false;
+  const auto b = unified_memory_pair_skip_reason(r, source, old_destination);
+  ASSERT_TRUE(b);
+  EXPECT_NE(b->find("GPU 1 has cudaDevAttrConcurrentManagedAccess = 0"), std::string::npos) << *b;
+  // The buffer must fit on each: never oversubscribed on either GPU.
+  auto full = destination;
+  full.free_device_bytes = kGiB;
+  const auto c = unified_memory_pair_skip_reason(r, source, full);
+  ASSERT_TRUE(c);
+  EXPECT_NE(c->find("free on GPU 1 (cudaMemGetInfo)"), std::string::npos) << *c;
 }
 
 TEST(UnifiedMemoryFamily, WithoutCudaEveryCaseIsSkippedWithTheReason) {
