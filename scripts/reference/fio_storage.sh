@@ -16,7 +16,8 @@
 #   --loops N          times fio reads the whole file per setting (default 3)
 #   --out FILE         the JSON summary (default ./fio_storage.json), written atomically
 #   --with-pathbench   then run `pathbench run scenarios/storage.json --filter queue_depth
-#                      --storage-dir DIR` and print its median beside fio's, with the ratio
+#                      --storage-dir DIR` and print its median beside fio's, with the ratio;
+#                      its result is kept beside the summary (FILE with .pathbench.json)
 #   --keep-file        leave the test file in DIR
 #
 # Each setting drops the file's pages first (fio --invalidate=1; O_DIRECT bypasses the cache
@@ -140,7 +141,7 @@ done
 pb_result=""
 pb_status=0
 if ((with_pathbench)); then
-  pb_result="$work/pathbench.json"
+  pb_result="${out%.json}.pathbench.json"
   echo "$me: pathbench run scenarios/storage.json --filter queue_depth --storage-dir $dir" >&2
   ((bytes == 1024 * 1024 * 1024)) ||
     echo "$me: note: pathbench's storage-queue-depth cases read a 1 GiB file, fio a $size one" >&2

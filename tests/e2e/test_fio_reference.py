@@ -187,6 +187,8 @@ class Measures(unittest.TestCase):
             self.assertAlmostEqual(pb["gb_per_s"], s["queue_depth"] * 0.5)
             self.assertAlmostEqual(pb["ratio"], pb["gb_per_s"] / s["fio_gb_per_s"])
         self.assertIn("failed: copy_pattern: byte 7 differs", stdout)
+        kept = json.loads(self.summary.with_suffix(".pathbench.json").read_text())
+        self.assertEqual(len(kept["cases"]), 6, "pathbench's own result is kept beside the summary")
 
 
 def main() -> int:
