@@ -294,8 +294,9 @@ class ServingBench final : public CaseBench {
       std::vector<double> waited(r_.requests);
       for (int q = 0; q < r_.requests; ++q) waited[q] = issued_at_[q] - arrival_[q];
       sample.operations("coalesce_wait", std::move(waited))
-          .value("batch_size", static_cast<double>(r_.requests) /
-                                   static_cast<double>(std::max<std::uint64_t>(1, copies_.load())));
+          .value("batch_size",
+                 static_cast<double>(r_.requests) /
+                     static_cast<double>(std::max<std::uint64_t>(1, h2d_copies_.load())));
     }
     if (r_.pooled()) {
       sample.value("pool_high_water", static_cast<double>(pool_stats_.high_water_bytes_in_use))
@@ -465,6 +466,7 @@ class ServingBench final : public CaseBench {
     PB_CUDA(cudaMemset(checksums_.get(), 0, checksums_.size()));
     PB_CUDA(cudaDeviceSynchronize());
     copies_ = 0;
+    h2d_copies_ = 0;
     abort_ = false;
     std::optional<PinnedStagingPool> pool;
     if (r_.pooled()) {
@@ -685,6 +687,8 @@ class ServingBench final : public CaseBench {
   void copy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
     PB_CUDA(cudaMemcpyAsync(to, from, bytes, kind, s));
     copies_.fetch_add(1, std::memory_order_relaxed);
+    // Responses go back one per request: batch_size counts the input transfers alone.
+    if (kind == cudaMemcpyHostToDevice) h2d_copies_.fetch_add(1, std::memory_order_relaxed);
   }
 
   void issue_h2d(Lane& lane, std::size_t k, std::size_t q, std::optional<PinnedStagingPool>& pool,
@@ -853,7 +857,7 @@ class ServingBench final : public CaseBench {
   DevicePatternChecker checker_;
   std::uint64_t stream_verified_ = 0;
   DeviceMemory bulk_device_;
-  std::atomic<std::uint64_t> copies_{0};
+  std::atomic<std::uint64_t> copies_{0}, h2d_copies_{0};
   std::atomic<bool> abort_{false};
   std::atomic<std::size_t> bulk_go_{0}, bulk_started_{0}, bulk_done_{0};
   StagingPoolStats pool_stats_;

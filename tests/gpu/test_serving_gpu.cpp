@@ -192,5 +192,39 @@ TEST(ServingGpu, ATraceOfMixedSizesIsReplayedAndVerified) {
   std::filesystem::remove(path);
 }
 
+TEST(ServingGpu, CoalescedRequestsShareTransfersAndBatchSizeCountsThem) {
+  PATHBENCH_REQUIRE_GPU();
+  // 50,000 requests/s on one submitter (20 us apart on average) into 200 us windows of at most 8:
+  // nearly every window fills, so a transfer carries several requests.
+  const std::uint64_t requests = 2000;
+  const MeasuredCase m = measure(serving_case({{"strategy", "coalesced"},
+                                               {"request_bytes", 16384},
+                                               {"response_bytes", 4096},
+                                               {"kernel_us", 5},
+                                               {"arrival", "poisson"},
+                                               {"rate_per_s", 50000},
+                                               {"submitters", 1},
+                                               {"coalesce_us", 200},
+                                               {"coalesce_max", 8},
+                                               {"requests", requests}}));
+  ASSERT_TRUE(m.skipped.empty()) << m.skipped;
+  expect_sound(m, requests);
+  const MetricResult& batch = metric(m, "batch_size");
+  ASSERT_EQ(batch.samples.size(), metric(m, "copies_issued").samples.size());
+  for (std::size_t i = 0; i < batch.samples.size(); ++i) {
+    const double b = batch.samples[i];
+    EXPECT_GT(b, 2.0) << "repetition " << i;
+    EXPECT_LE(b, 8.0) << "repetition " << i;
+    // Every response is its own D2H copy; the inputs went in requests / batch_size transfers.
+    EXPECT_NEAR(metric(m, "copies_issued").samples[i], requests + requests / b, 0.5)
+        << "repetition " << i;
+  }
+  const auto& wait = metric(m, "coalesce_wait");
+  ASSERT_TRUE(wait.distribution.has_value());
+  EXPECT_GT(wait.distribution->statistic("p50"), 0.0);
+  std::printf("[   INFO   ] coalesced 200 us / 8: batch_size %.2f, coalesce_wait p50 %.1f us\n",
+              batch.stats.median, wait.distribution->statistic("p50") * 1e6);
+}
+
 }  // namespace
 }  // namespace pathbench
