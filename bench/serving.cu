@@ -19,6 +19,7 @@
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "cuda/cuda_resources.hpp"
+#include "cuda/event_completion.hpp"
 #include "cuda/global_timer.cuh"
 #include "cuda/kernel_loading.hpp"
 #include "measure/pattern.hpp"
@@ -114,24 +115,16 @@ class EventRecycler {
   std::vector<cudaEvent_t> free_;
 };
 
-class RecordedCompletion final : public Completion {
+class RecordedCompletion final : public EventCompletion {
  public:
   RecordedCompletion(EventRecycler& events, cudaStream_t stream)
-      : events_(events), event_(events.take()) {
-    PB_CUDA(cudaEventRecord(event_, stream));
+      : EventCompletion(events.take()), events_(events) {
+    PB_CUDA(cudaEventRecord(event(), stream));
   }
-  ~RecordedCompletion() override { events_.give(event_); }
-  bool done() override {
-    const cudaError_t e = cudaEventQuery(event_);
-    if (e == cudaErrorNotReady) return false;
-    PB_CUDA(e);
-    return true;
-  }
-  void wait() override { PB_CUDA(cudaEventSynchronize(event_)); }
+  ~RecordedCompletion() override { events_.give(event()); }
 
  private:
   EventRecycler& events_;
-  cudaEvent_t event_;
 };
 
 // One submitter: its stream, device buffers and host buffers, and the requests it issues.

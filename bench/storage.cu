@@ -22,6 +22,7 @@
 #include "core/units.hpp"
 #include "cuda/cuda_resources.hpp"
 #include "cuda/cufile_library.hpp"
+#include "cuda/event_completion.hpp"
 #include "measure/block_bench.hpp"
 #include "measure/pattern_file.hpp"
 #include "measure/queued_direct_reader.hpp"
@@ -70,20 +71,7 @@ UniqueFd open_direct(const std::string& path, const StorageLocation& loc) {
 
 // The end of one chunk's H2D copy out of its staging slot: an event recorded behind it (one
 // event per slot, since a slot has one copy in flight at most).
-class SlotCopied final : public Completion {
- public:
-  explicit SlotCopied(cudaEvent_t event) : event_(event) {}
-  bool done() override {
-    const cudaError_t e = cudaEventQuery(event_);
-    if (e == cudaErrorNotReady) return false;
-    PB_CUDA(e);
-    return true;
-  }
-  void wait() override { PB_CUDA(cudaEventSynchronize(event_)); }
-
- private:
-  cudaEvent_t event_;
-};
+using SlotCopied = EventCompletion;
 
 class StorageBench final : public BlockBench {
  public:
