@@ -84,10 +84,11 @@ def plot_unified_memory(results: Sequence[LoadedResult]) -> PlotOutput:
                 if v is not None:
                     v.text = f"{v.median:g}"
             else:
-                h2d, d2h = counts.get("bytes_h2d"), counts.get("bytes_d2h")
-                both = [a + b for a, b in zip(h2d, d2h) if _plottable(a) and _plottable(b)] \
-                    if isinstance(h2d, list) and isinstance(d2h, list) else []
-                v = _median_list([x / (1 << 20) for x in both])
+                # GPU-to-GPU cases (a pair) count bytes_d2d besides H2D and D2H.
+                columns = [counts.get(k) for k in ("bytes_h2d", "bytes_d2h", "bytes_d2d") if k in counts]
+                total = [sum(row) for row in zip(*columns) if all(_plottable(x) for x in row)] \
+                    if len(columns) >= 2 and all(isinstance(c, list) for c in columns) else []
+                v = _median_list([x / (1 << 20) for x in total])
             if v is None or (_log and v.median <= 0):
                 continue
             v.hatch = hatch if metric in ("gpu_fault_groups", "migrated") else None
@@ -106,7 +107,7 @@ def plot_unified_memory(results: Sequence[LoadedResult]) -> PlotOutput:
         ax.set_ylabel(mpl_text(label), fontsize=8)
         ax.set_title({"time": "time per pass (lower is better)", "time_per_mib": "time per MiB migrated (lower is better)",
                       "gpu_fault_groups": "GPU page-fault groups (CUPTI um_counters)",
-                      "migrated": "bytes migrated, H2D + D2H (CUPTI um_counters)"}[metric], fontsize=10)
+                      "migrated": "bytes migrated, H2D + D2H (+ D2D between GPUs; CUPTI um_counters)"}[metric], fontsize=10)
         for t in ax.get_xticklabels():
             t.set_fontsize(7.5)
     if len(series) > 1:
