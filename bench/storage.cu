@@ -26,6 +26,7 @@
 #include "measure/block_bench.hpp"
 #include "measure/pattern_file.hpp"
 #include "measure/queued_direct_reader.hpp"
+#include "measure/timeline_checks.hpp"
 #include "placement/direct_io.hpp"
 #include "placement/file_handle.hpp"
 #include "placement/page_cache.hpp"
@@ -107,6 +108,18 @@ class StorageBench final : public BlockBench {
     return all;
   }
 
+  // With `run --timeline`: every chunk's copy read pinned memory, and the copies ran while
+  // reads were in flight (the reader's "pread" NVTX ranges) rather than after them.
+  std::vector<Check> timeline_checks(const Timeline& timeline,
+                                     const TimelineAnalysis& a) const override {
+    if (!reader_) return {};
+    std::vector<Check> all =
+        timeline_copy_checks(a, TimelineCopyExpectation{"pinned", chunk_count(r_.bytes, r_.chunk),
+                                                        false, "one copy per chunk of the file"});
+    all.push_back(copies_hidden_check(copies_under_ranges(timeline, "pread")));
+    return all;
+  }
+
   std::string timing_detail() const override {
     return "one sample = the whole " + format_bytes(r_.bytes) + " file into GPU memory by " +
            r_.method_name +
@@ -166,12 +179,16 @@ class StorageBench final : public BlockBench {
                                                    r_.chunk, r_.queue_depth, std::move(slots));
   }
 
-  // What the reader did, over every sample (warm-up included).
+  // What the reader did, over every sample (warm-up included): how deep the queue reached, why
+  // it waited, and how much of each pass the copies added after the last read had arrived (the
+  // copies not hidden behind the reads).
   Check direct_io_check() const {
     const QueuedReadStats s = reader_->stats();
     const std::string readers = reader_->threads() == 0
                                     ? std::string("the measuring thread reads")
                                     : concat(std::to_string(reader_->threads()), " reader threads");
+    const double mean_reads = s.passes ? s.reads_seconds / static_cast<double>(s.passes) : 0;
+    const double mean_tail = s.passes ? s.tail_seconds / static_cast<double>(s.passes) : 0;
     Check c{"direct_io", true,
             concat("O_DIRECT open succeeded; ", std::to_string(reader_->slots()),
                    " pinned staging slots of ", format_bytes(pinned_.front().size()),
@@ -181,7 +198,12 @@ class StorageBench final : public BlockBench {
                    std::to_string(s.max_reads_in_pread),
                    " reads were inside pread at once; the reader waited for a copy to free a "
                    "slot ",
-                   std::to_string(s.slot_waits), " times"),
+                   std::to_string(s.slot_waits), " times for ", format_seconds(s.slot_wait_seconds),
+                   " in all (at most ", std::to_string(s.max_reads_per_wakeup),
+                   " reads arrived at once); after the last read of a pass the copies took ",
+                   format_seconds(mean_tail), " more on average (at most ",
+                   format_seconds(s.max_tail_seconds), "), against ", format_seconds(mean_reads),
+                   " of reads"),
             nlohmann::ordered_json::object()};
     c.value["slot_bytes"] = pinned_.front().size();
     c.value["slots"] = reader_->slots();
@@ -191,6 +213,12 @@ class StorageBench final : public BlockBench {
     c.value["max_reads_queued"] = s.max_reads_queued;
     c.value["max_reads_in_pread"] = s.max_reads_in_pread;
     c.value["slot_waits"] = s.slot_waits;
+    c.value["slot_wait_seconds"] = s.slot_wait_seconds;
+    c.value["max_reads_per_wakeup"] = s.max_reads_per_wakeup;
+    c.value["passes"] = s.passes;
+    c.value["mean_reads_seconds"] = mean_reads;
+    c.value["mean_copy_tail_seconds"] = mean_tail;
+    c.value["max_copy_tail_seconds"] = s.max_tail_seconds;
     return c;
   }
 

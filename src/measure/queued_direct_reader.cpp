@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <deque>
 #include <stdexcept>
 #include <system_error>
@@ -11,10 +12,17 @@
 
 #include "core/errors.hpp"
 #include "core/units.hpp"
+#include "measure/nvtx.hpp"
 
 namespace pathbench {
 
 namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double seconds_between(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
 
 std::string read_of(const std::string& file, std::uint64_t want, std::uint64_t offset) {
   std::string s = "the read of ";
@@ -143,6 +151,7 @@ QueuedReadStats QueuedDirectReader::stats() const {
 
 void QueuedDirectReader::read_chunk(const Job& job) {
   const FileChunk c = file_chunk(job.index, file_bytes_, chunk_);
+  const NvtxRange range("pread", "storage", c.read_length);
   pread_exactly(fd_, file_, slots_[job.slot].data(), c.bytes, c.read_length, c.offset, true);
 }
 
@@ -208,7 +217,9 @@ std::size_t QueuedDirectReader::cancel_queued(std::vector<std::size_t>& free_slo
   return n;
 }
 
-void QueuedDirectReader::read_all(const OnChunk& on_chunk) {
+ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
+  const SteadyClock::time_point start = SteadyClock::now();
+  SteadyClock::time_point reads_done = start;
   const std::uint64_t chunks = chunk_count(file_bytes_, chunk_);
   std::vector<std::size_t> free_slots;
   free_slots.reserve(slots_.size());
@@ -222,11 +233,13 @@ void QueuedDirectReader::read_all(const OnChunk& on_chunk) {
       while (next < chunks && queued < queue_depth_) {
         if (free_slots.empty()) {
           if (copying.empty()) break;  // every slot is being read into
+          const SteadyClock::time_point waited = SteadyClock::now();
           copying.front().completion->wait();
           free_slots.push_back(copying.front().slot);
           copying.pop_front();
           std::lock_guard lock(mutex_);
           ++stats_.slot_waits;
+          stats_.slot_wait_seconds += seconds_between(waited, SteadyClock::now());
         }
         const std::size_t slot = free_slots.back();
         free_slots.pop_back();
@@ -240,6 +253,11 @@ void QueuedDirectReader::read_all(const OnChunk& on_chunk) {
       if (queued == 0) throw std::logic_error("queued O_DIRECT reader: nothing to wait for");
       std::vector<Finished> arrived = wait_finished();
       queued -= arrived.size();  // before on_chunk can throw: the cleanup below counts on it
+      {
+        std::lock_guard lock(mutex_);
+        stats_.max_reads_per_wakeup =
+            std::max<std::uint64_t>(stats_.max_reads_per_wakeup, arrived.size());
+      }
       for (Finished& f : arrived) {
         if (f.error || error) {
           if (!error) error = f.error;
@@ -261,6 +279,7 @@ void QueuedDirectReader::read_all(const OnChunk& on_chunk) {
       }
       if (error) break;
     }
+    reads_done = SteadyClock::now();
     while (!error && !copying.empty()) {
       copying.front().completion->wait();
       copying.pop_front();
@@ -268,7 +287,17 @@ void QueuedDirectReader::read_all(const OnChunk& on_chunk) {
   } catch (...) {
     if (!error) error = std::current_exception();
   }
-  if (!error) return;
+  if (!error) {
+    const ReadAllTimes t{seconds_between(start, reads_done),
+                         seconds_between(reads_done, SteadyClock::now())};
+    std::lock_guard lock(mutex_);
+    ++stats_.passes;
+    stats_.reads_seconds += t.reads_seconds;
+    stats_.max_reads_seconds = std::max(stats_.max_reads_seconds, t.reads_seconds);
+    stats_.tail_seconds += t.tail_seconds;
+    stats_.max_tail_seconds = std::max(stats_.max_tail_seconds, t.tail_seconds);
+    return t;
+  }
   // Nothing may write to or copy out of a slot once this returns: the caller may free them.
   queued -= cancel_queued(free_slots);
   while (queued > 0) queued -= wait_finished().size();

@@ -8,7 +8,9 @@
 // show what it can do; a deeper queue is what an NVMe drive (or a stripe of them) needs.
 //
 // The reads run on a fixed pool of queue_depth threads, started with the reader and joined when
-// it goes (no io_uring: nothing beyond the C++ library and POSIX). Queue depth 1 has no pool: the
+// it goes (no io_uring: nothing beyond the C++ library and POSIX). Every pread is an NVTX range
+// ("pread", category "storage", its bytes as payload), so a timeline shows the reads beside the
+// copies out of the slots. Queue depth 1 has no pool: the
 // calling thread reads, as a loader with one synchronous read does, without two thread hand-offs
 // per chunk. Nothing here touches CUDA: the slots are memory the caller owns (pinned in the
 // family, any aligned memory in a test) and a slot's release is a Completion, so the rules are
@@ -61,9 +63,27 @@ struct QueuedReadStats {
   std::uint64_t max_reads_queued = 0;
   // Most threads inside pread at once: how deep the queue reached the kernel.
   std::uint64_t max_reads_in_pread = 0;
-  // Times the dispatcher found no free slot and waited for the oldest copy: copies, not reads,
-  // were holding the queue back then.
+  // Times the dispatcher found no free slot and waited for the oldest copy, and how long it
+  // waited in all: copies, not reads, were holding the queue back then. A wait follows a burst:
+  // when more reads arrive at once than there are spare slots, the copies just queued for the
+  // burst's first chunks are still running when the next reads need their slots.
   std::uint64_t slot_waits = 0;
+  double slot_wait_seconds = 0;
+  // Most reads that had arrived when the dispatcher woke up once (the largest burst).
+  std::uint64_t max_reads_per_wakeup = 0;
+  // read_all calls that ended without an error, and their times (ReadAllTimes) summed and at
+  // their worst.
+  std::uint64_t passes = 0;
+  double reads_seconds = 0, max_reads_seconds = 0;
+  double tail_seconds = 0, max_tail_seconds = 0;
+};
+
+// One read_all, timed by the steady clock from its start: until the last read had arrived (and
+// was handed over), and from then until every completion was done — the copies that were not
+// hidden behind the reads (at least the last chunk's).
+struct ReadAllTimes {
+  double reads_seconds = 0;
+  double tail_seconds = 0;
 };
 
 class QueuedDirectReader {
@@ -92,7 +112,7 @@ class QueuedDirectReader {
   // error (a read, `on_chunk`, a completion) it submits no more reads, waits for those in flight
   // and for every completion, and rethrows that error: the slots are free when it throws, and
   // the reader can read again. One read_all at a time.
-  void read_all(const OnChunk& on_chunk);
+  ReadAllTimes read_all(const OnChunk& on_chunk);
 
   std::uint64_t queue_depth() const { return queue_depth_; }
   std::size_t threads() const { return workers_.size(); }

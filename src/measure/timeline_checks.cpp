@@ -2,6 +2,7 @@
 
 #include "core/errors.hpp"
 #include "core/text.hpp"
+#include "core/units.hpp"
 #include "timeline/cupti_timeline.hpp"
 
 namespace pathbench {
@@ -43,6 +44,31 @@ std::vector<Check> timeline_copy_checks(const TimelineAnalysis& a,
                      " " + expected.issued,
                  a.copies});
   return out;
+}
+
+Check copies_hidden_check(const RangeCopyOverlap& o) {
+  Check c{"copies_hidden_by_reads", true, "", nlohmann::ordered_json::object()};
+  c.value["read_ranges"] = o.ranges;
+  c.value["copies"] = o.copies;
+  c.value["read_seconds"] = o.range_seconds;
+  c.value["copy_seconds"] = o.copy_seconds;
+  c.value["copy_during_reads_seconds"] = o.copy_during_ranges_seconds;
+  c.value["copy_after_last_read_seconds"] = o.copy_after_last_range_seconds;
+  c.value["hidden_fraction"] = o.hidden_fraction;
+  if (o.ranges == 0 || o.copies == 0) {
+    c.detail = concat("the timeline has ", std::to_string(o.ranges), " read ranges and ",
+                      std::to_string(o.copies),
+                      " copies: the overlap cannot be read from it (read ranges need NVTX to "
+                      "reach CUPTI)");
+    return c;
+  }
+  const double percent = 100.0 * o.hidden_fraction;
+  c.detail =
+      concat(format_seconds(o.copy_during_ranges_seconds), " of ", format_seconds(o.copy_seconds),
+             " of copies (", format_value(percent, "%"), ") ran while reads were in flight; ",
+             format_seconds(o.copy_after_last_range_seconds), " came after the last read (",
+             std::to_string(o.ranges), " reads, ", std::to_string(o.copies), " copies)");
+  return c;
 }
 
 }  // namespace pathbench

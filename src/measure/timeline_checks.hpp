@@ -33,4 +33,11 @@ void require_cupti_timeline(std::string_view who);
 std::vector<Check> timeline_copy_checks(const TimelineAnalysis& a,
                                         const TimelineCopyExpectation& expected);
 
+// "copies_hidden_by_reads": how much of the copy time ran while reads were in flight (a
+// RangeCopyOverlap of the reads' NVTX ranges), and how much after the last read. Informative: it
+// passes either way (copies slower than the reads are a finding, not a broken measurement) and
+// says which it was; without read ranges in the timeline (NVTX did not reach CUPTI) it says the
+// overlap cannot be read from it.
+Check copies_hidden_check(const RangeCopyOverlap& o);
+
 }  // namespace pathbench

@@ -301,6 +301,41 @@ TimelineAnalysis analyze_timeline(const Timeline& timeline, double idle_gap_thre
   return a;
 }
 
+RangeCopyOverlap copies_under_ranges(const Timeline& timeline, std::string_view range_name,
+                                     std::string_view copy_kind) {
+  RangeCopyOverlap o;
+  std::vector<Interval> range_iv, copy_iv;
+  std::uint64_t last_range_end = 0;
+  for (const TimelineRecord& r : timeline.records) {
+    const std::uint64_t end = std::max(r.start_ns, r.end_ns);
+    if (r.kind == ActivityKind::kNvtxRange && r.name == range_name) {
+      ++o.ranges;
+      range_iv.emplace_back(r.start_ns, end);
+      last_range_end = std::max(last_range_end, end);
+    } else if (r.kind == ActivityKind::kMemcpy && r.copy_kind == copy_kind) {
+      ++o.copies;
+      copy_iv.emplace_back(r.start_ns, end);
+    }
+  }
+  const std::vector<Interval> ranges = merge(std::move(range_iv));
+  const std::vector<Interval> copies = merge(std::move(copy_iv));
+  const std::uint64_t copy_ns = total(copies);
+  const std::uint64_t during = intersection(copies, ranges);
+  std::uint64_t after = 0;
+  if (!ranges.empty()) {
+    for (const Interval& c : copies) {
+      if (c.second > last_range_end) after += c.second - std::max(c.first, last_range_end);
+    }
+  }
+  o.range_seconds = seconds(total(ranges));
+  o.copy_seconds = seconds(copy_ns);
+  o.copy_during_ranges_seconds = seconds(during);
+  o.copy_after_last_range_seconds = seconds(after);
+  o.hidden_fraction =
+      copy_ns > 0 ? static_cast<double>(during) / static_cast<double>(copy_ns) : 0.0;
+  return o;
+}
+
 ojson chrome_trace(const Timeline& timeline, const std::string& title) {
   std::uint64_t origin = std::numeric_limits<std::uint64_t>::max();
   for (const TimelineRecord& r : timeline.records) origin = std::min(origin, r.start_ns);

@@ -96,6 +96,22 @@ struct TimelineAnalysis {
 
 TimelineAnalysis analyze_timeline(const Timeline& timeline, double idle_gap_threshold_s = 5e-6);
 
+// Copies against host-side work in the same timeline: how much of the copy time ran while some
+// NVTX range named `range_name` was open (e.g. the storage reader's "pread" ranges, on any
+// thread), and how much came after the last of those ranges had closed — the copies nothing
+// hid. Copies are memcpy records of `copy_kind` ("HtoD"); both sides are unions of intervals, in
+// the timeline's one clock (CUPTI stamps NVTX ranges and GPU records alike).
+struct RangeCopyOverlap {
+  std::size_t ranges = 0, copies = 0;
+  double range_seconds = 0;  // union of the ranges
+  double copy_seconds = 0;   // union of the copies
+  double copy_during_ranges_seconds = 0;
+  double copy_after_last_range_seconds = 0;
+  double hidden_fraction = 0;  // copy_during_ranges / copy_seconds (0 without copies)
+};
+RangeCopyOverlap copies_under_ranges(const Timeline& timeline, std::string_view range_name,
+                                     std::string_view copy_kind = "HtoD");
+
 // Chrome trace-event JSON (opens in Perfetto UI and chrome://tracing): one track per stream for
 // copies, memsets and kernels, NVTX ranges and synchronisations on a host track, microsecond
 // timestamps relative to the first record, metadata (process/thread names, dropped records).

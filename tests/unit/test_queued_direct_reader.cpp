@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -207,6 +209,47 @@ TEST_P(QueueDepths, ACallbackThatCopiesAtOnceNeedsNoCompletion) {
 
 INSTANTIATE_TEST_SUITE_P(Depths, QueueDepths, ::testing::Values(1u, 4u, 16u),
                          [](const auto& info) { return "qd" + std::to_string(info.param); });
+
+// A copy that is never seen done by a poll and takes kSlowCopy to wait for: every slot the
+// dispatcher needs back is a wait, and the copies still running after the last read make a tail
+// of at least one kSlowCopy. Lower bounds only: a sleep lasts at least its time.
+constexpr auto kSlowCopy = std::chrono::milliseconds(5);
+
+class SlowCopy final : public Completion {
+ public:
+  bool done() override { return waited_; }
+  void wait() override {
+    if (!waited_) std::this_thread::sleep_for(kSlowCopy);
+    waited_ = true;
+  }
+
+ private:
+  bool waited_ = false;
+};
+
+TEST(QueuedDirectReader, StatsSayHowLongTheReaderWaitedForCopiesAndWhatTheCopiesAddedAtTheEnd) {
+  const std::uint64_t depth = 4, chunks = 12, bytes = chunks * kChunk;
+  DirectFile f(bytes);
+  REQUIRE_DIRECT(f);
+  const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans());
+  const ReadAllTimes t = reader.read_all([](const StagedChunk&) -> std::unique_ptr<Completion> {
+    return std::make_unique<SlowCopy>();
+  });
+  const double slow = std::chrono::duration<double>(kSlowCopy).count();
+  const QueuedReadStats s = reader.stats();
+  EXPECT_EQ(s.passes, 1u);
+  // 6 slots, none freed by a poll: each of the last chunks - 6 reads waited for a copy.
+  EXPECT_GE(s.slot_waits, chunks - reader.slots());
+  EXPECT_GE(s.slot_wait_seconds, static_cast<double>(s.slot_waits) * slow);
+  EXPECT_GE(s.max_reads_per_wakeup, 1u);
+  EXPECT_LE(s.max_reads_per_wakeup, depth);
+  EXPECT_GE(t.tail_seconds, slow) << "the last chunk's copy ran after the last read";
+  EXPECT_GE(t.reads_seconds, s.slot_wait_seconds) << "the waits were part of the reading";
+  EXPECT_DOUBLE_EQ(s.tail_seconds, t.tail_seconds);
+  EXPECT_DOUBLE_EQ(s.max_tail_seconds, t.tail_seconds);
+  EXPECT_DOUBLE_EQ(s.reads_seconds, t.reads_seconds);
+}
 
 class QueueDepthErrors : public ::testing::TestWithParam<std::uint64_t> {};
 

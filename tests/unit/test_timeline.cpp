@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "measure/timeline_checks.hpp"
 #include "tests/unit/source_paths.hpp"
 #include "timeline/timeline.hpp"
 
@@ -654,6 +655,68 @@ TEST(TimelineJson, MalformedInputThrowsNamingTheField) {
       EXPECT_EQ(std::string(e.what()).rfind("timeline: /", 0), 0u) << e.what();
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Copies against the reads' NVTX ranges (the storage reader's "pread")
+
+TimelineRecord range(std::string name, std::uint64_t start, std::uint64_t end) {
+  TimelineRecord r = record(ActivityKind::kNvtxRange, start, end, 0);
+  r.name = std::move(name);
+  return r;
+}
+
+Timeline reads_and_copies() {
+  Timeline t;
+  t.records = {range("pread", 0, 1000),    range("pread", 500, 2000), range("pread", 3000, 4000),
+               range("other", 2000, 3000),  // not a read: does not hide anything
+               copy(900, 1100, 13),         // 200 ns, all under the reads
+               copy(2100, 2300, 13),        // in the gap between reads
+               copy(3900, 4200, 13),        // 100 under the last read, 200 after it
+               copy(5000, 5100, 13)};       // after every read
+  TimelineRecord back = copy(3500, 3600, 13);
+  back.copy_kind = "DtoH";  // another direction: not counted
+  t.records.push_back(back);
+  return t;
+}
+
+TEST(RangeCopyOverlap, CopyTimeUnderTheReadsAndAfterTheLastRead) {
+  const RangeCopyOverlap o = copies_under_ranges(reads_and_copies(), "pread");
+  EXPECT_EQ(o.ranges, 3u);
+  EXPECT_EQ(o.copies, 4u);
+  EXPECT_DOUBLE_EQ(o.range_seconds, ns(3000));  // [0, 2000) and [3000, 4000)
+  EXPECT_DOUBLE_EQ(o.copy_seconds, ns(800));
+  EXPECT_DOUBLE_EQ(o.copy_during_ranges_seconds, ns(300));
+  EXPECT_DOUBLE_EQ(o.copy_after_last_range_seconds, ns(300));
+  EXPECT_DOUBLE_EQ(o.hidden_fraction, 300.0 / 800.0);
+}
+
+TEST(RangeCopyOverlap, WithoutRangesNothingIsHiddenAndNothingCountsAsAfter) {
+  Timeline t = reads_and_copies();
+  const RangeCopyOverlap o = copies_under_ranges(t, "no such range");
+  EXPECT_EQ(o.ranges, 0u);
+  EXPECT_EQ(o.copies, 4u);
+  EXPECT_DOUBLE_EQ(o.copy_during_ranges_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(o.copy_after_last_range_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(o.hidden_fraction, 0.0);
+  const RangeCopyOverlap d2h = copies_under_ranges(t, "pread", "DtoH");
+  EXPECT_EQ(d2h.copies, 1u);
+  EXPECT_DOUBLE_EQ(d2h.hidden_fraction, 1.0);
+}
+
+TEST(RangeCopyOverlap, TheCheckSaysHowMuchWasHiddenOrThatItCannotTell) {
+  const Check c = copies_hidden_check(copies_under_ranges(reads_and_copies(), "pread"));
+  EXPECT_EQ(c.name, "copies_hidden_by_reads");
+  EXPECT_TRUE(c.passed);
+  EXPECT_NE(c.detail.find("37.5 %"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("came after the last read (3 reads, 4 copies)"), std::string::npos)
+      << c.detail;
+  EXPECT_DOUBLE_EQ(c.value["hidden_fraction"].get<double>(), 0.375);
+  EXPECT_EQ(c.value["read_ranges"].get<std::size_t>(), 3u);
+
+  const Check none = copies_hidden_check(copies_under_ranges(reads_and_copies(), "absent"));
+  EXPECT_TRUE(none.passed);
+  EXPECT_NE(none.detail.find("cannot be read from it"), std::string::npos) << none.detail;
 }
 
 }  // namespace
