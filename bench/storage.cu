@@ -200,7 +200,10 @@ class StorageBench final : public BlockBench {
                    "slot ",
                    std::to_string(s.slot_waits), " times for ", format_seconds(s.slot_wait_seconds),
                    " in all (at most ", std::to_string(s.max_reads_per_wakeup),
-                   " reads arrived at once); after the last read of a pass the copies took ",
+                   " reads arrived at once, and at least ",
+                   std::to_string(s.min_reads_queued_at_handover),
+                   " were queued whenever a chunk was handed over); after the last read of a pass "
+                   "the copies took ",
                    format_seconds(mean_tail), " more on average (at most ",
                    format_seconds(s.max_tail_seconds), "), against ", format_seconds(mean_reads),
                    " of reads"),
@@ -215,6 +218,7 @@ class StorageBench final : public BlockBench {
     c.value["slot_waits"] = s.slot_waits;
     c.value["slot_wait_seconds"] = s.slot_wait_seconds;
     c.value["max_reads_per_wakeup"] = s.max_reads_per_wakeup;
+    c.value["min_reads_queued_at_handover"] = s.min_reads_queued_at_handover;
     c.value["passes"] = s.passes;
     c.value["mean_reads_seconds"] = mean_reads;
     c.value["mean_copy_tail_seconds"] = mean_tail;

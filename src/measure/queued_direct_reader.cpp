@@ -56,7 +56,8 @@ void reclaim(std::deque<Copying>& copying, std::vector<std::size_t>& free_slots)
 
 std::uint64_t staging_slot_count(std::uint64_t queue_depth, std::uint64_t file_bytes,
                                  std::uint64_t chunk) {
-  return std::min(queue_depth + kStagingSlotsBeyondQueueDepth, chunk_count(file_bytes, chunk));
+  return std::min(queue_depth + std::max(queue_depth, kMinSpareStagingSlots),
+                  chunk_count(file_bytes, chunk));
 }
 
 void pread_exactly(int fd, const std::string& file, std::byte* dst, std::uint64_t want,
@@ -227,40 +228,58 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
   std::deque<Copying> copying;                                            // oldest first
   std::uint64_t next = 0, delivered = 0, queued = 0;  // queued: submitted, not yet delivered
   std::exception_ptr error;
+  bool handed_over_early = false;  // min_reads_queued_at_handover has a value
+  // Submits reads until queue_depth are queued, into free slots, waiting for the oldest copy
+  // when none is free (and giving up when no copy holds one: every slot is being read into or
+  // holds a chunk not yet handed over).
+  const auto fill = [&] {
+    reclaim(copying, free_slots);
+    while (next < chunks && queued < queue_depth_) {
+      if (free_slots.empty()) {
+        if (copying.empty()) break;
+        const SteadyClock::time_point waited = SteadyClock::now();
+        copying.front().completion->wait();
+        free_slots.push_back(copying.front().slot);
+        copying.pop_front();
+        std::lock_guard lock(mutex_);
+        ++stats_.slot_waits;
+        stats_.slot_wait_seconds += seconds_between(waited, SteadyClock::now());
+      }
+      const std::size_t slot = free_slots.back();
+      free_slots.pop_back();
+      ++queued;
+      {
+        std::lock_guard lock(mutex_);
+        stats_.max_reads_queued = std::max(stats_.max_reads_queued, queued);
+      }
+      submit({next++, slot});
+    }
+  };
   try {
     while (delivered < chunks) {
-      reclaim(copying, free_slots);
-      while (next < chunks && queued < queue_depth_) {
-        if (free_slots.empty()) {
-          if (copying.empty()) break;  // every slot is being read into
-          const SteadyClock::time_point waited = SteadyClock::now();
-          copying.front().completion->wait();
-          free_slots.push_back(copying.front().slot);
-          copying.pop_front();
-          std::lock_guard lock(mutex_);
-          ++stats_.slot_waits;
-          stats_.slot_wait_seconds += seconds_between(waited, SteadyClock::now());
-        }
-        const std::size_t slot = free_slots.back();
-        free_slots.pop_back();
-        ++queued;
-        {
-          std::lock_guard lock(mutex_);
-          stats_.max_reads_queued = std::max(stats_.max_reads_queued, queued);
-        }
-        submit({next++, slot});
-      }
+      fill();
       if (queued == 0) throw std::logic_error("queued O_DIRECT reader: nothing to wait for");
       std::vector<Finished> arrived = wait_finished();
       queued -= arrived.size();  // before on_chunk can throw: the cleanup below counts on it
+      for (const Finished& f : arrived) {
+        if (f.error && !error) error = f.error;
+      }
+      // The disk gets its next reads before the burst is handed over (the copies queued for it
+      // then run while those reads are in flight), into the spare slots. Not at queue depth 1:
+      // there the calling thread reads, and reading first would hold the copy back a whole read.
+      if (!error && !workers_.empty()) fill();
       {
         std::lock_guard lock(mutex_);
         stats_.max_reads_per_wakeup =
             std::max<std::uint64_t>(stats_.max_reads_per_wakeup, arrived.size());
+        if (!error && next < chunks) {
+          stats_.min_reads_queued_at_handover =
+              handed_over_early ? std::min(stats_.min_reads_queued_at_handover, queued) : queued;
+          handed_over_early = true;
+        }
       }
       for (Finished& f : arrived) {
-        if (f.error || error) {
-          if (!error) error = f.error;
+        if (error) {
           free_slots.push_back(f.slot);
           continue;
         }

@@ -146,9 +146,10 @@ std::string failure_of(const std::function<void()>& fn) {
   return "(no CaseFailure)";
 }
 
-TEST(QueuedDirectReader, SlotCountIsTheQueueDepthPlusAFewButNoMoreThanTheChunks) {
-  EXPECT_EQ(staging_slot_count(1, 64 * kChunk, kChunk), 1 + kStagingSlotsBeyondQueueDepth);
-  EXPECT_EQ(staging_slot_count(16, 64 * kChunk, kChunk), 16 + kStagingSlotsBeyondQueueDepth);
+TEST(QueuedDirectReader, SlotCountIsTwiceTheQueueDepthAtLeastThreeButNoMoreThanTheChunks) {
+  EXPECT_EQ(staging_slot_count(1, 64 * kChunk, kChunk), 1 + kMinSpareStagingSlots);
+  EXPECT_EQ(staging_slot_count(2, 64 * kChunk, kChunk), 4u);
+  EXPECT_EQ(staging_slot_count(16, 64 * kChunk, kChunk), 32u);  // a spare slot per read
   EXPECT_EQ(staging_slot_count(4, 4 * kChunk, kChunk), 4u);
   EXPECT_EQ(staging_slot_count(4, 4 * kChunk + 1, kChunk), 5u);  // a ragged fifth chunk
 }
@@ -183,6 +184,8 @@ TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
     const QueuedReadStats s = reader.stats();
     EXPECT_EQ(s.chunks, 2 * chunks);
     EXPECT_EQ(s.max_reads_queued, depth) << "the dispatcher kept the queue that deep";
+    // A spare slot per read: every burst's reads were replaced before it was handed over.
+    EXPECT_EQ(s.min_reads_queued_at_handover, depth == 1 ? 0u : depth);
     EXPECT_GE(s.max_reads_in_pread, 1u);
     EXPECT_LE(s.max_reads_in_pread, depth);
   }
@@ -239,7 +242,7 @@ TEST(QueuedDirectReader, StatsSayHowLongTheReaderWaitedForCopiesAndWhatTheCopies
   const double slow = std::chrono::duration<double>(kSlowCopy).count();
   const QueuedReadStats s = reader.stats();
   EXPECT_EQ(s.passes, 1u);
-  // 6 slots, none freed by a poll: each of the last chunks - 6 reads waited for a copy.
+  // 8 slots, none freed by a poll: each of the last chunks - 8 reads waited for a copy.
   EXPECT_GE(s.slot_waits, chunks - reader.slots());
   EXPECT_GE(s.slot_wait_seconds, static_cast<double>(s.slot_waits) * slow);
   EXPECT_GE(s.max_reads_per_wakeup, 1u);

@@ -160,12 +160,12 @@ TEST(StorageFamily, MemoryNeeds) {
   EXPECT_EQ(family->memory_needs(storage_case("pageable_read", kGiB, "cold")).host_bytes, 2 * g);
   EXPECT_EQ(family->memory_needs(storage_case("mmap", kGiB, "cold")).host_bytes, g);
   EXPECT_EQ(family->memory_needs(storage_case("cufile", kGiB, "cold")).host_bytes, g);
-  // odirect_pinned: a staging slot per read in flight and kStagingSlotsBeyondQueueDepth more,
-  // never more than the file has chunks.
+  // odirect_pinned: two staging slots per read in flight (at least 3), never more than the file
+  // has chunks.
   EXPECT_EQ(family->memory_needs(storage_case("odirect_pinned", kGiB, "cold")).host_bytes,
             g + 3 * kStorageDefaultChunk);
   EXPECT_EQ(family->memory_needs(queued("odirect_pinned", kGiB, kMiB, 16)).host_bytes,
-            g + 18 * kMiB);
+            g + 32 * kMiB);
   EXPECT_EQ(family->memory_needs(queued("odirect_pinned", 4 * kMiB, kMiB, 4)).host_bytes,
             4 * kMiB + 4 * kMiB);
   EXPECT_EQ(
