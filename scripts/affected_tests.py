@@ -44,6 +44,7 @@ RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"^tests/unit/test_plot_link_rates\.py$", ("plot_link_rates",)),
     (r"^tests/unit/", ()),
     (r"^tests/(fuzz|gpu|scale)/", ()),  # sanitizer stage, GPU machine, benchmarks
+    (r"^tests/helpers/", ()),  # programs the unit tests start (latency_fuse)
     (r"^tests/e2e/harness\.py$", ("e2e_cli", "e2e_compare", "e2e_prometheus", "e2e_fleet",
                                   "e2e_bad_input_audit", "e2e_run_interruption")),
     (r"^tests/e2e/test_(\w+)\.py$", ("e2e_{0}",)),

@@ -6,8 +6,9 @@
 #                clang-14, else another clang, else gcc (then without the fuzz harnesses)
 #   --test-deps  also what the test suite drives: Chromium (report screenshots), promtool and
 #                node_exporter (Prometheus export), slurm-wlm and munge (a private Slurm cluster
-#                for ci/slurm/), fio (scripts/reference/fio_storage.sh), and a venv with
-#                tests/requirements.txt
+#                for ci/slurm/), fio (scripts/reference/fio_storage.sh), libfuse3-dev and fuse3
+#                (tests/helpers/latency_fuse: a slow read-only FUSE file for the queue-depth
+#                test), and a venv with tests/requirements.txt
 #   --target     build only that target (run.sh builds the binary alone, not the test suite)
 # With CI=true (as CI runs), every compiler warning is an error.
 set -euo pipefail
@@ -31,7 +32,7 @@ packages=(build-essential cmake ninja-build pkg-config git python3 python3-venv
           libbenchmark-dev libgtest-dev libnuma-dev libhwloc-dev nlohmann-json3-dev libcli11-dev
           libre2-dev ccache)
 if ((test_deps)); then
-  packages+=(chromium prometheus prometheus-node-exporter slurm-wlm munge fio)
+  packages+=(chromium prometheus prometheus-node-exporter slurm-wlm munge fio libfuse3-dev fuse3)
 fi
 
 missing=()
