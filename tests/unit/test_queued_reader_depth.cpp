@@ -334,6 +334,9 @@ TEST(QueuedReaderDepth, TheQueueReachesADeviceWithLatency) {
         run.max_in_flight = stat_of(fuse.stats(), "max_in_flight");
       }
       EXPECT_EQ(reader.stats().max_reads_in_pread, depth) << "threads inside pread at once";
+      // The queue was refilled before every hand-over (a spare slot per read), so the device
+      // was never left short of reads while chunks were handed over.
+      EXPECT_EQ(reader.stats().min_reads_queued_at_handover, depth == 1 ? 0u : depth);
 
       const nlohmann::json stats = fuse.stats();
       EXPECT_EQ(stat_of(stats, "reads"), run.passes * kChunks)
