@@ -161,8 +161,10 @@ TEST(StorageGpuQueueDepth, ReadsInFlightReassembleTheFileInGpuMemory) {
     std::cout << "note: " << direct->detail << "\n";
     EXPECT_EQ(direct->value.at("queue_depth"), static_cast<std::uint64_t>(depth));
     EXPECT_EQ(direct->value.at("reader_threads"), static_cast<std::uint64_t>(depth));
-    EXPECT_EQ(direct->value.at("slots"), static_cast<std::uint64_t>(depth) + 2);
+    EXPECT_EQ(direct->value.at("slots"), 2 * static_cast<std::uint64_t>(depth));
     EXPECT_EQ(direct->value.at("max_reads_queued"), static_cast<std::uint64_t>(depth));
+    // A spare slot per read: the queue was refilled before every hand-over.
+    EXPECT_EQ(direct->value.at("min_reads_queued_at_handover"), static_cast<std::uint64_t>(depth));
     EXPECT_GE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(), 1u);
     // Warm-up and probe blocks read the file too: at least one file per sample.
     EXPECT_GE(direct->value.at("chunks_read").get<std::uint64_t>(), 41u * 3);
