@@ -8,7 +8,9 @@ an unknown argument, fio missing), --help prints the usage; with fio installed, 
 read at queue depths 1, 4, 16 and block sizes 128k, 1m: one line per setting, a JSON summary with
 a positive rate for each, the test file removed. --with-pathbench runs the real binary (without a
 GPU its queue_depth cases skip: the summary says so with pathbench's reason) and a stand-in
-binary whose result holds known medians (the ratio printed and recorded is pathbench / fio).
+binary whose result holds known medians: one run per setting right after fio's, the ratio
+printed and recorded is pathbench / fio, each tool's best setting; --rounds 2 alternates the
+tools twice and compares medians over the rounds.
 Exits 77 (CTest SKIP_RETURN_CODE) after the checks that need no fio when fio is not installed
 (scripts/setup.sh --test-deps installs it). Standard library only.
 """
@@ -91,6 +93,9 @@ class BadInput(unittest.TestCase):
         self.assertIn("--ioengine 'posixaio'",
                       self.refused("--storage-dir", self.dir, "--ioengine", "posixaio"))
         self.assertIn("--loops '0'", self.refused("--storage-dir", self.dir, "--loops", "0"))
+        self.assertIn("--rounds '100'",
+                      self.refused("--storage-dir", self.dir, "--rounds", "100"))
+        self.assertIn("--rounds 'x'", self.refused("--storage-dir", self.dir, "--rounds", "x"))
         self.assertIn("--size needs a value", self.refused("--storage-dir", self.dir, "--size"))
         self.assertIn("is not a regular file",
                       self.refused("--storage-dir", self.dir, "--out", self.dir))
@@ -153,30 +158,54 @@ class Measures(unittest.TestCase):
             self.assertNotEqual(pb["reason"], "")
         self.assertIn("pathbench GB/s", stdout)
 
-    def test_pathbench_figures_stand_beside_fio_with_the_ratio(self) -> None:
-        # A stand-in binary: its result holds a known median for every storage-queue-depth case.
+    def fake_pathbench(self) -> Path:
+        """A stand-in binary: run with one setting's filter, its result holds that case with a
+        known median (qd * 0.5 GB/s, + 0.1 in the second round), the qd 16 / 1 MiB case failed.
+        Each call is logged, so the test sees the order of the fio and pathbench runs."""
         fake = Path(self.tmp.name) / "fake-pathbench"
-        fake.write_text(textwrap.dedent("""\
+        self.calls = Path(self.tmp.name) / "calls.log"
+        fake.write_text(textwrap.dedent(f"""\
             #!/usr/bin/env python3
-            import json, sys
+            import json, re, sys
             args = sys.argv[1:]
             assert args[0] == "run" and args[1].endswith("scenarios/storage.json"), args
-            assert args[args.index("--filter") + 1] == "queue_depth", args
+            pattern = args[args.index("--filter") + 1]
             out = args[args.index("--out") + 1]
+            with open({str(self.calls)!r}, "a") as log:
+                log.write(pattern + "\\n")
+            calls = open({str(self.calls)!r}).read().splitlines()
+            second_round = calls.count(pattern) == 2
             cases = []
             for qd in (1, 4, 16):
                 for chunk in (131072, 1048576):
-                    cases.append({"id": f"storage/chunk={chunk}/queue_depth={qd}",
-                                  "params": {"chunk": chunk, "queue_depth": qd},
+                    case_id = ("storage/method=odirect_pinned/bytes=1073741824/cache=cold/"
+                               f"chunk={{chunk}}/queue_depth={{qd}}")
+                    if not re.search(pattern, case_id):
+                        continue
+                    if (qd, chunk) == (16, 1048576):
+                        cases.append({{"id": case_id, "status": "failed",
+                                      "params": {{"chunk": chunk, "queue_depth": qd}},
+                                      "reason": "copy_pattern: byte 7 differs"}})
+                        continue
+                    median = qd * 0.5 + (0.1 if second_round else 0.0)
+                    cases.append({{"id": case_id, "params": {{"chunk": chunk, "queue_depth": qd}},
                                   "status": "ok", "reason": "",
-                                  "metrics": {"throughput": {"stats": {"median": qd * 0.5}}}})
-            cases[-1] = {"id": "storage/chunk=1048576/queue_depth=16", "status": "failed",
-                         "params": {"chunk": 1048576, "queue_depth": 16},
-                         "reason": "copy_pattern: byte 7 differs"}
-            json.dump({"schema": "pathbench.result/v1", "cases": cases}, open(out, "w"))
+                                  "metrics": {{"throughput": {{"stats": {{"median": median}}}}}}}})
+            json.dump({{"schema": "pathbench.result/v1", "cases": cases}}, open(out, "w"))
+            sys.exit(2 if any(c["status"] == "failed" for c in cases) else 0)
             """))
         fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+        return fake
+
+    def test_pathbench_figures_stand_beside_fio_with_the_ratio(self) -> None:
+        fake = self.fake_pathbench()
         stdout, summary = self.measure("--with-pathbench", env={"PATHBENCH": str(fake)})
+        # One pathbench run per setting, right after fio's, each filtered to that case alone.
+        self.assertEqual(self.calls.read_text().splitlines(),
+                         [f"/chunk={bs}/queue_depth={qd}$" for qd, bs in SETTINGS])
+        lines = stdout.splitlines()
+        first = lines.index(next(line for line in lines if line.startswith("qd   1 bs  128k")))
+        self.assertTrue(lines[first + 1].startswith("  pathbench GB/s 0.500"), lines[first + 1])
         for s in summary["settings"]:
             pb = s["pathbench"]
             if (s["queue_depth"], s["block_size"]) == (16, 1024 * 1024):
@@ -187,8 +216,36 @@ class Measures(unittest.TestCase):
             self.assertAlmostEqual(pb["gb_per_s"], s["queue_depth"] * 0.5)
             self.assertAlmostEqual(pb["ratio"], pb["gb_per_s"] / s["fio_gb_per_s"])
         self.assertIn("failed: copy_pattern: byte 7 differs", stdout)
+        best = summary["best"]
+        self.assertAlmostEqual(best["pathbench_gb_per_s"], 8.0)  # qd 16, 128 KiB
+        self.assertEqual(best["pathbench_setting"], {"queue_depth": 16, "block_size": 131072})
+        fastest = max(summary["settings"], key=lambda s: s["fio_gb_per_s"])
+        self.assertAlmostEqual(best["fio_gb_per_s"], fastest["fio_gb_per_s"])
+        self.assertAlmostEqual(best["ratio"], 8.0 / fastest["fio_gb_per_s"])
+        self.assertIn("best: fio ", stdout)
         kept = json.loads(self.summary.with_suffix(".pathbench.json").read_text())
-        self.assertEqual(len(kept["cases"]), 6, "pathbench's own result is kept beside the summary")
+        self.assertEqual(len(kept["cases"]), 6, "pathbench's results are kept beside the summary")
+
+    def test_rounds_alternate_the_tools_and_compare_medians(self) -> None:
+        fake = self.fake_pathbench()
+        stdout, summary = self.measure("--with-pathbench", "--rounds", "2",
+                                       env={"PATHBENCH": str(fake)})
+        self.assertEqual(summary["rounds"], 2)
+        self.assertEqual(len(self.calls.read_text().splitlines()), 2 * len(SETTINGS))
+        self.assertEqual(sum(line.startswith("qd ") for line in stdout.splitlines()),
+                         2 * len(SETTINGS))
+        for s in summary["settings"]:
+            self.assertEqual(len(s["fio_rounds"]), 2)
+            self.assertAlmostEqual(s["fio_gb_per_s"], sum(s["fio_rounds"]) / 2)  # median of 2
+            pb = s["pathbench"]
+            if pb["status"] != "ok":
+                continue
+            self.assertEqual(len(pb["rounds"]), 2)
+            self.assertAlmostEqual(pb["gb_per_s"], s["queue_depth"] * 0.5 + 0.05)
+        self.assertIn("(medians of 2 rounds)", stdout)
+        for name in (".pathbench.json", ".pathbench.round2.json"):
+            kept = json.loads(Path(str(self.summary)[:-5] + name).read_text())
+            self.assertEqual(len(kept["cases"]), 6, name)
 
 
 def main() -> int:
