@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
 
 #if __has_include(<nvtx3/nvToolsExt.h>)
@@ -46,11 +48,15 @@ class NvtxRange {
     return d;
   }
   static std::uint32_t category_id(const std::string& category) {
-    // Stable small ids per family name, named once for the profiler.
+    // Stable small ids per family name, named once for the profiler: a range per read (the
+    // storage reader's) must not register its category with the tool every time.
     std::uint32_t id = 1;
     for (char c : category) id = id * 31 + static_cast<unsigned char>(c);
     id = id % 1000 + 1;
-    nvtxDomainNameCategoryA(domain(), id, category.c_str());
+    static std::mutex mutex;
+    static std::set<std::uint32_t> named;
+    std::lock_guard lock(mutex);
+    if (named.insert(id).second) nvtxDomainNameCategoryA(domain(), id, category.c_str());
     return id;
   }
 #endif

@@ -228,7 +228,6 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
   std::deque<Copying> copying;                                            // oldest first
   std::uint64_t next = 0, delivered = 0, queued = 0;  // queued: submitted, not yet delivered
   std::exception_ptr error;
-  bool handed_over_early = false;  // min_reads_queued_at_handover has a value
   // Submits reads until queue_depth are queued, into free slots, waiting for the oldest copy
   // when none is free (and giving up when no copy holds one: every slot is being read into or
   // holds a chunk not yet handed over).
@@ -274,8 +273,8 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
             std::max<std::uint64_t>(stats_.max_reads_per_wakeup, arrived.size());
         if (!error && next < chunks) {
           stats_.min_reads_queued_at_handover =
-              handed_over_early ? std::min(stats_.min_reads_queued_at_handover, queued) : queued;
-          handed_over_early = true;
+              handed_over_ ? std::min(stats_.min_reads_queued_at_handover, queued) : queued;
+          handed_over_ = true;
         }
       }
       for (Finished& f : arrived) {
@@ -312,7 +311,6 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
     std::lock_guard lock(mutex_);
     ++stats_.passes;
     stats_.reads_seconds += t.reads_seconds;
-    stats_.max_reads_seconds = std::max(stats_.max_reads_seconds, t.reads_seconds);
     stats_.tail_seconds += t.tail_seconds;
     stats_.max_tail_seconds = std::max(stats_.max_tail_seconds, t.tail_seconds);
     return t;

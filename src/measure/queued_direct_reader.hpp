@@ -78,13 +78,14 @@ struct QueuedReadStats {
   std::uint64_t max_reads_per_wakeup = 0;
   // The fewest reads queued (submitted, not yet arrived) when a chunk was handed over while
   // chunks were still left to submit: the queue depth when the reader refilled the queue before
-  // handing a burst over, less when slots ran short. Zero before any such hand-over, and at
-  // queue depth 1, where the calling thread reads and hands each chunk over before the next read.
+  // handing a burst over, less when slots ran short; over every read_all. Zero before any such
+  // hand-over, and at queue depth 1, where the calling thread reads and hands each chunk over
+  // before the next read.
   std::uint64_t min_reads_queued_at_handover = 0;
-  // read_all calls that ended without an error, and their times (ReadAllTimes) summed and at
-  // their worst.
+  // read_all calls that ended without an error, and their times (ReadAllTimes) summed; the
+  // copies' tail also at its worst.
   std::uint64_t passes = 0;
-  double reads_seconds = 0, max_reads_seconds = 0;
+  double reads_seconds = 0;
   double tail_seconds = 0, max_tail_seconds = 0;
 };
 
@@ -159,6 +160,7 @@ class QueuedDirectReader {
   // Reserved for every slot: a worker's push never allocates (it cannot throw there).
   std::vector<Finished> finished_;
   bool stopping_ = false;
+  bool handed_over_ = false;  // stats_.min_reads_queued_at_handover holds a value
   std::uint64_t in_pread_ = 0;
   QueuedReadStats stats_;
   std::vector<std::thread> workers_;  // last: joined before the members above go

@@ -6,7 +6,7 @@
 // flight, and the file system counts how many were.
 //
 // Files:
-//   data   --size bytes of pathbench's verification pattern (core/pattern_word.hpp, the bytes a
+//   data   --size bytes of pathbench's verification pattern (measure/pattern.hpp, the bytes a
 //          PatternFile of --seed holds), so measure/pattern_file.hpp's verify_file_image checks a
 //          read of it. Every READ request for it sleeps --latency-us first, and is counted.
 //   stats  {"reads":N,"max_in_flight":M,"in_flight":K,"bytes":B,...}: READ requests of data since
@@ -53,7 +53,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/pattern_word.hpp"
+#include "measure/pattern.hpp"
 
 namespace {
 
@@ -206,18 +206,6 @@ class InFlight {
   State& s_;
 };
 
-void fill(char* buf, std::uint64_t offset, std::uint64_t n, std::uint64_t seed) {
-  std::uint64_t i = 0;
-  for (; i < n && (offset + i) % 8 != 0; ++i) {
-    buf[i] = static_cast<char>(pathbench::pattern_byte(seed, offset + i));
-  }
-  for (; i + 8 <= n; i += 8) {
-    const std::uint64_t w = pathbench::pattern_word(seed, (offset + i) / 8);
-    std::memcpy(buf + i, &w, 8);  // little-endian, as the pattern is defined
-  }
-  for (; i < n; ++i) buf[i] = static_cast<char>(pathbench::pattern_byte(seed, offset + i));
-}
-
 void* fs_init(fuse_conn_info* conn, fuse_config* cfg) {
   State& s = state();
   // Nothing ever changes: no need to ask again for names or attributes.
@@ -290,7 +278,7 @@ int fs_read(const char*, char* buf, size_t size, off_t offset, fuse_file_info* f
   }
   if (at >= s.options.size) return 0;
   const std::uint64_t n = std::min<std::uint64_t>(size, s.options.size - at);
-  fill(buf, at, n, s.options.seed);
+  pathbench::fill_pattern({reinterpret_cast<std::byte*>(buf), n}, s.options.seed, at);
   s.bytes.fetch_add(n);
   return static_cast<int>(n);
 }

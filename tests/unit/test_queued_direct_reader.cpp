@@ -23,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include "aligned_slots.hpp"
 #include "core/errors.hpp"
 #include "core/unique_fd.hpp"
 #include "measure/pattern_file.hpp"
@@ -36,26 +37,7 @@ namespace {
 constexpr std::uint64_t kSeed = 0x71756575;
 constexpr std::uint64_t kChunk = 64 << 10;
 
-struct Free {
-  void operator()(std::byte* p) const { std::free(p); }
-};
-
-// Aligned host memory standing in for the pinned slots.
-class Slots {
- public:
-  Slots(std::size_t count, std::size_t bytes) {
-    for (std::size_t i = 0; i < count; ++i) {
-      memory_.emplace_back(static_cast<std::byte*>(std::aligned_alloc(kDirectIoAlignment, bytes)));
-      if (!memory_.back()) throw std::bad_alloc();
-      spans_.emplace_back(memory_.back().get(), bytes);
-    }
-  }
-  const std::vector<std::span<std::byte>>& spans() const { return spans_; }
-
- private:
-  std::vector<std::unique_ptr<std::byte, Free>> memory_;
-  std::vector<std::span<std::byte>> spans_;
-};
+using Slots = testing::AlignedSlots;
 
 // Threads of this process now.
 std::size_t thread_count() {

@@ -34,6 +34,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "aligned_slots.hpp"
 #include "core/errors.hpp"
 #include "core/subprocess.hpp"
 #include "core/unique_fd.hpp"
@@ -64,26 +65,7 @@ constexpr auto kMountWait = 10s;
 constexpr auto kExitWait = 5s;
 constexpr int kHelperMountFailed = 4;  // latency_fuse's exit status when the mount is refused
 
-struct Free {
-  void operator()(std::byte* p) const { std::free(p); }
-};
-
-// Aligned host memory standing in for the pinned slots (as in test_queued_direct_reader.cpp).
-class Slots {
- public:
-  Slots(std::size_t count, std::size_t bytes) {
-    for (std::size_t i = 0; i < count; ++i) {
-      memory_.emplace_back(static_cast<std::byte*>(std::aligned_alloc(kDirectIoAlignment, bytes)));
-      if (!memory_.back()) throw std::bad_alloc();
-      spans_.emplace_back(memory_.back().get(), bytes);
-    }
-  }
-  const std::vector<std::span<std::byte>>& spans() const { return spans_; }
-
- private:
-  std::vector<std::unique_ptr<std::byte, Free>> memory_;
-  std::vector<std::span<std::byte>> spans_;
-};
+using Slots = testing::AlignedSlots;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
