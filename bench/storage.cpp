@@ -43,6 +43,15 @@ const IntegerAxis kChunk{"chunk", std::int64_t{4} << 10, std::int64_t{1} << 30,
 const IntegerAxis kQueueDepth{"queue_depth", 1, 256,
                               "O_DIRECT reads of `chunk` bytes kept in flight by as many reader "
                               "threads (default 1: one synchronous read); odirect_pinned only"};
+const EnumAxis<StorageRequest::Staging> kStagingMemory{
+    "staging_memory",
+    {{"pinned", StorageRequest::Staging::kPinned},
+     {"registered-4k", StorageRequest::Staging::kRegistered4K},
+     {"registered-thp", StorageRequest::Staging::kRegisteredThp},
+     {"registered-hugetlb", StorageRequest::Staging::kRegisteredHugetlb}},
+    "odirect_pinned's staging slots: pinned (default): cudaHostAlloc per slot; registered-4k, "
+    "registered-thp, registered-hugetlb: one mmap'd region of those pages, cudaHostRegister'ed "
+    "and cut into slots (a read into scattered 4 KiB pages is a request of many segments)"};
 
 class StorageFamily final : public DeclaredFamily {
  public:
@@ -53,7 +62,7 @@ class StorageFamily final : public DeclaredFamily {
                         "and GPUDirect "
                         "Storage (cuFile), from a cold or warm page cache; the destination is "
                         "checked against the file's pattern after every sample",
-                        axis_schemas(kMethod, kBytes, kCache, kChunk, kQueueDepth),
+                        axis_schemas(kMethod, kBytes, kCache, kChunk, kQueueDepth, kStagingMemory),
                         {"method", "bytes", "cache"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
@@ -61,6 +70,10 @@ class StorageFamily final : public DeclaredFamily {
     if (kQueueDepth.present(spec) && r.method != Method::kODirectPinned) {
       return concat("queue_depth applies to odirect_pinned only (", r.method_name,
                     " issues one read at a time)");
+    }
+    if (kStagingMemory.present(spec) && r.method != Method::kODirectPinned) {
+      return concat("staging_memory applies to odirect_pinned only (", r.method_name,
+                    " has no staging slots)");
     }
     if (r.method == Method::kODirectPinned && !r.cold()) {
       return std::string(
@@ -101,15 +114,21 @@ class StorageFamily final : public DeclaredFamily {
 
   Requirements requirements(const CaseSpec& spec) const override {
     const StorageRequest r = decode_storage_request(spec);
-    return Requirements().gpu().custom(
-        [r](const Machine& machine, int) -> std::optional<std::string> {
-          const std::string dir = storage_dir(machine);
-          try {
-            return storage_location_skip_reason(r, probe_storage(dir));
-          } catch (const SystemError& e) {
-            return "the storage folder " + dir + " cannot be probed: " + e.what();
-          }
-        });
+    Requirements needs;
+    needs.gpu();
+    if (r.staging_page() == PageType::kThp) needs.transparent_huge_pages();
+    if (r.staging_page() == PageType::kHugetlb) {
+      needs.hugetlb_pages(staging_slot_count(r.queue_depth, r.bytes, r.chunk) *
+                          round_up_to(r.chunk, kDirectIoAlignment));
+    }
+    return needs.custom([r](const Machine& machine, int) -> std::optional<std::string> {
+      const std::string dir = storage_dir(machine);
+      try {
+        return storage_location_skip_reason(r, probe_storage(dir));
+      } catch (const SystemError& e) {
+        return "the storage folder " + dir + " cannot be probed: " + e.what();
+      }
+    });
   }
 
   std::optional<std::vector<std::string>> metric_names(const CaseSpec&) const override {
@@ -138,7 +157,23 @@ StorageRequest decode_storage_request(const CaseSpec& spec) {
     r.chunk = std::min(kStorageDefaultChunk, round_up_to(r.bytes, kDirectIoAlignment));
   }
   r.queue_depth = static_cast<std::uint64_t>(kQueueDepth.decode_or(spec, 1));
+  r.staging = kStagingMemory.decode_or(spec, StorageRequest::Staging::kPinned);
+  r.staging_name = kStagingMemory.name_of(r.staging);
   return r;
+}
+
+std::optional<PageType> StorageRequest::staging_page() const {
+  switch (staging) {
+    case Staging::kRegistered4K:
+      return PageType::k4K;
+    case Staging::kRegisteredThp:
+      return PageType::kThp;
+    case Staging::kRegisteredHugetlb:
+      return PageType::kHugetlb;
+    case Staging::kPinned:
+      break;
+  }
+  return std::nullopt;
 }
 
 std::vector<MetricSpec> storage_metrics() {

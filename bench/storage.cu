@@ -25,6 +25,7 @@
 #include "cuda/event_completion.hpp"
 #include "measure/block_bench.hpp"
 #include "measure/pattern_file.hpp"
+#include "measure/placed_host_memory.hpp"
 #include "measure/queued_direct_reader.hpp"
 #include "measure/timeline_checks.hpp"
 #include "placement/direct_io.hpp"
@@ -125,7 +126,8 @@ class StorageBench final : public BlockBench {
            r_.method_name +
            (r_.method == Method::kMmap ? "" : " in " + format_bytes(r_.chunk) + " reads") +
            (r_.method == Method::kODirectPinned
-                ? concat(", ", std::to_string(r_.queue_depth), " in flight")
+                ? concat(", ", std::to_string(r_.queue_depth), " in flight, staging slots ",
+                         r_.staging_name)
                 : std::string()) +
            ", timed by the host steady clock from the first read" +
            (r_.method == Method::kMmap ? " (the mmap call)" : "") +
@@ -159,21 +161,32 @@ class StorageBench final : public BlockBench {
   }
 
  private:
-  // The staging slots (pinned, 4096-aligned), an event per slot, and the reader with its
-  // threads: all before the first sample, so that none of it is timed.
+  // The staging slots (pinned or registered, 4096-aligned), an event per slot, and the reader
+  // with its threads: all before the first sample, so that none of it is timed.
   void prepare_pinned() {
     const std::uint64_t length = round_up_to(r_.chunk, kDirectIoAlignment);
     const std::uint64_t count = staging_slot_count(r_.queue_depth, r_.bytes, r_.chunk);
+    if (const std::optional<PageType> page = r_.staging_page()) {
+      registered_ = PlacedHostMemory({HostMemoryKind::kRegistered, count * length, page});
+      for (Check& c : registered_.checks("staging slots")) checks_.push_back(std::move(c));
+    }
     std::vector<std::span<std::byte>> slots;
     for (std::uint64_t i = 0; i < count; ++i) {
-      pinned_.emplace_back(length);
+      std::byte* slot = nullptr;
+      if (r_.staging_page()) {
+        slot = registered_.data() + i * length;
+      } else {
+        pinned_.emplace_back(length);
+        slot = pinned_.back().get();
+      }
       copied_.emplace_back(cudaEventDisableTiming);
-      if (!is_aligned_address(pinned_.back().get(), kDirectIoAlignment)) {
-        throw CaseFailure("cudaHostAlloc returned a buffer not aligned to " +
+      if (!is_aligned_address(slot, kDirectIoAlignment)) {
+        throw CaseFailure("the staging slot at " + std::to_string(i * length) + " (" +
+                          r_.staging_name + ") is not aligned to " +
                           std::to_string(kDirectIoAlignment) +
                           " bytes: O_DIRECT cannot read into it");
       }
-      slots.emplace_back(pinned_.back().get(), length);
+      slots.emplace_back(slot, length);
     }
     reader_ = std::make_unique<QueuedDirectReader>(direct_fd_.get(), file_.path(), r_.bytes,
                                                    r_.chunk, r_.queue_depth, std::move(slots));
@@ -316,7 +329,8 @@ class StorageBench final : public BlockBench {
   UniqueFd direct_fd_;  // O_DIRECT: odirect_pinned, cufile
   std::unique_ptr<std::byte[]> image_;          // the destination copied back, for verification
   std::unique_ptr<std::byte[]> pageable_;       // pageable_read's buffer
-  std::vector<PinnedHostMemory> pinned_;        // odirect_pinned's staging slots
+  std::vector<PinnedHostMemory> pinned_;        // odirect_pinned's slots, staging_memory=pinned
+  PlacedHostMemory registered_;                 // or one registered region holding them all
   std::vector<Event> copied_;                   // per slot: recorded behind its latest copy
   std::unique_ptr<QueuedDirectReader> reader_;  // after its fd and slots: joined before they go
   std::unique_ptr<CufileFile> handle_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "measure/family.hpp"
+#include "placement/page_type.hpp"
 #include "placement/storage_location.hpp"
 
 namespace pathbench {
@@ -21,12 +22,22 @@ namespace pathbench {
 struct StorageRequest {
   enum class Method { kPageableRead, kODirectPinned, kMmap, kCufile };
   enum class Cache { kCold, kWarm };
+  // odirect_pinned's staging slots: cudaHostAlloc per slot (the driver's pages), or one mmap'd
+  // region of 4 KiB, THP or hugetlb pages registered with cudaHostRegister and cut into slots.
+  // A read into physically scattered 4 KiB pages is a request of one segment per page; the disk
+  // may split it (a virtio disk's max_segments) and handles each segment.
+  enum class Staging { kPinned, kRegistered4K, kRegisteredThp, kRegisteredHugetlb };
   Method method = Method::kPageableRead;
   std::string method_name;
   Cache cache = Cache::kCold;
   std::uint64_t bytes = 0;
   std::uint64_t chunk = 0;        // bytes per read (pageable_read, odirect_pinned, cufile)
   std::uint64_t queue_depth = 1;  // O_DIRECT reads in flight (odirect_pinned)
+  Staging staging = Staging::kPinned;
+  std::string staging_name = "pinned";
+
+  // The registered region's page type; nothing for cudaHostAlloc'd slots.
+  std::optional<PageType> staging_page() const;
 
   // The file is opened with O_DIRECT (bypassing the page cache).
   bool direct_io() const { return method == Method::kODirectPinned || method == Method::kCufile; }

@@ -1,8 +1,8 @@
 // GPU tests of the storage family, through the CLI's case runner: every method on a small file,
-// cold and warm (cold only for odirect_pinned), and odirect_pinned at queue depths 4 and 16, in
-// the default storage folder (./.pathbench-storage of the test's working directory). Label `gpu`;
-// they skip without a device, and a cufile case may skip (no GDS), but only with the GDS status as
-// its reason.
+// cold and warm (cold only for odirect_pinned), odirect_pinned at queue depths 4 and 16 and with
+// registered staging slots of each page type, in the default storage folder (./.pathbench-storage
+// of the test's working directory). Label `gpu`; they skip without a device, and a cufile case may
+// skip (no GDS), but only with the GDS status as its reason.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -168,6 +168,33 @@ TEST(StorageGpuQueueDepth, ReadsInFlightReassembleTheFileInGpuMemory) {
     EXPECT_GE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(), 1u);
     // Warm-up and probe blocks read the file too: at least one file per sample.
     EXPECT_GE(direct->value.at("chunks_read").get<std::uint64_t>(), 41u * 3);
+  }
+}
+
+// The staging slots in one registered region of 4 KiB, THP or hugetlb pages: read into at depth
+// 4, the file still arrives exact, CUDA sees the region as host memory and the region is backed by
+// the pages asked for (huge_backing). registered-hugetlb skips without reserved pages.
+TEST(StorageGpuStagingMemory, RegisteredSlotsOfEveryPageTypeCarryTheFile) {
+  PATHBENCH_REQUIRE_GPU();
+  for (const char* staging : {"registered-4k", "registered-thp", "registered-hugetlb"}) {
+    CaseSpec spec = gpu_test_case("storage", {{"method", "odirect_pinned"},
+                                              {"bytes", 40 * kMiB + 12345},
+                                              {"cache", "cold"},
+                                              {"chunk", kMiB},
+                                              {"queue_depth", 4},
+                                              {"staging_memory", staging}});
+    const Outcome o = run(spec);
+    if (o.skipped) continue;  // its reason printed
+    expect_measured_and_verified(o.m, "cold");
+    const Check* kind = o.m.check("host_memory_kind");
+    ASSERT_NE(kind, nullptr) << staging;
+    std::cout << "note: " << staging << ": " << kind->detail << "\n";
+    const Check* backing = o.m.check("huge_backing");
+    ASSERT_NE(backing, nullptr) << staging;
+    std::cout << "note: " << staging << ": " << backing->detail << "\n";
+    const Check* direct = o.m.check("direct_io");
+    ASSERT_NE(direct, nullptr);
+    EXPECT_EQ(direct->value.at("slots"), 8u) << staging;
   }
 }
 

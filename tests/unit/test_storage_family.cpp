@@ -64,7 +64,8 @@ TEST(StorageFamily, IsRegisteredWithItsAxesAndMetrics) {
   ASSERT_NE(family, nullptr);
   std::vector<std::string> axes;
   for (const auto& a : family->axes()) axes.push_back(a.name);
-  EXPECT_EQ(axes, (std::vector<std::string>{"method", "bytes", "cache", "chunk", "queue_depth"}));
+  EXPECT_EQ(axes, (std::vector<std::string>{"method", "bytes", "cache", "chunk", "queue_depth",
+                                            "staging_memory"}));
   EXPECT_EQ(family->required_axes(), (std::vector<std::string>{"method", "bytes", "cache"}));
   EXPECT_EQ(family->metric_names(storage_case("mmap", kGiB, "cold")),
             (std::vector<std::string>{"throughput", "time"}));
@@ -98,6 +99,66 @@ TEST(StorageFamily, DecodesTheRequestWithTheDefaultChunk) {
   EXPECT_TRUE(r.direct_io());
   r = decode_storage_request(storage_case("mmap", kGiB, "cold"));
   EXPECT_EQ(r.chunk, static_cast<std::uint64_t>(kGiB));  // one copy of the whole mapping
+}
+
+CaseSpec staged(const std::string& staging, std::int64_t queue_depth = 4) {
+  return make_spec({{"method", "odirect_pinned"},
+                    {"bytes", kGiB},
+                    {"cache", "cold"},
+                    {"chunk", kMiB},
+                    {"queue_depth", queue_depth},
+                    {"staging_memory", staging}});
+}
+
+TEST(StorageFamily, StagingMemoryDecidesTheSlotsPages) {
+  StorageRequest r = decode_storage_request(queued("odirect_pinned", kGiB, kMiB, 4));
+  EXPECT_EQ(r.staging, StorageRequest::Staging::kPinned);  // cudaHostAlloc per slot by default
+  EXPECT_EQ(r.staging_name, "pinned");
+  EXPECT_FALSE(r.staging_page());
+  r = decode_storage_request(staged("pinned"));
+  EXPECT_FALSE(r.staging_page());
+  r = decode_storage_request(staged("registered-4k"));
+  EXPECT_EQ(r.staging, StorageRequest::Staging::kRegistered4K);
+  EXPECT_EQ(r.staging_page(), PageType::k4K);
+  r = decode_storage_request(staged("registered-thp"));
+  EXPECT_EQ(r.staging_name, "registered-thp");
+  EXPECT_EQ(r.staging_page(), PageType::kThp);
+  r = decode_storage_request(staged("registered-hugetlb"));
+  EXPECT_EQ(r.staging_page(), PageType::kHugetlb);
+
+  const auto family = make_storage_family();
+  EXPECT_FALSE(family->invalid_combination(staged("registered-thp")));
+  for (const char* m : {"pageable_read", "mmap", "cufile"}) {
+    const auto why = family->invalid_combination(make_spec(
+        {{"method", m}, {"bytes", kGiB}, {"cache", "cold"}, {"staging_memory", "pinned"}}));
+    ASSERT_TRUE(why) << m;
+    EXPECT_NE(why->find(std::string("staging_memory applies to odirect_pinned only (") + m),
+              std::string::npos)
+        << *why;
+  }
+  // The registered region holds the same slots as the pinned ones.
+  EXPECT_EQ(family->memory_needs(staged("registered-hugetlb")).host_bytes,
+            family->memory_needs(queued("odirect_pinned", kGiB, kMiB, 4)).host_bytes);
+}
+
+TEST(StorageFamily, HugePageStagingSkipsWithoutThePages) {
+  const auto family = make_storage_family();
+  Machine m = testing::h200_machine(1);
+  const auto mentions = [&](const CaseSpec& spec, const std::string& what) {
+    const auto why = family->skip_reason(spec, m, 0);
+    return why && why->find(what) != std::string::npos;
+  };
+  // 4 reads in flight of 1 MiB: 8 slots, 8 MiB, four 2 MiB pages.
+  m.hugetlb_free_pages = 3;
+  EXPECT_TRUE(mentions(staged("registered-hugetlb"), "needs 4 free hugetlb pages"))
+      << *family->skip_reason(staged("registered-hugetlb"), m, 0);
+  EXPECT_FALSE(mentions(staged("registered-thp"), "hugetlb"));
+  m.hugetlb_free_pages = 4;
+  EXPECT_FALSE(mentions(staged("registered-hugetlb"), "hugetlb"));
+  m.thp_enabled = "never";
+  EXPECT_TRUE(mentions(staged("registered-thp"), "transparent huge pages are disabled"));
+  EXPECT_FALSE(mentions(staged("registered-4k"), "transparent huge pages"));
+  EXPECT_FALSE(mentions(staged("pinned"), "transparent huge pages"));
 }
 
 TEST(StorageFamily, InvalidCombinations) {
@@ -296,8 +357,9 @@ TEST(StorageFamily, ShippedScenarioExpandsToEveryMethodSizeAndCache) {
     return std::find(ids.begin(), ids.end(), id) != ids.end();
   };
   // storage-to-gpu: every method, size and cache but a warm O_DIRECT read (14 cases);
-  // storage-queue-depth: 3 depths x 2 chunks of a cold 1 GiB odirect_pinned read.
-  ASSERT_EQ(ids.size(), 14u + 6u);
+  // storage-queue-depth: 3 depths x 2 chunks of a cold 1 GiB odirect_pinned read;
+  // storage-staging-memory: the same with slots in registered 4 KiB, THP and hugetlb pages.
+  ASSERT_EQ(ids.size(), 14u + 6u + 18u);
   for (const char* m : {"pageable_read", "odirect_pinned", "mmap", "cufile"}) {
     for (const char* b : {"268435456", "1073741824"}) {
       for (const char* c : {"cold", "warm"}) {
@@ -312,6 +374,9 @@ TEST(StorageFamily, ShippedScenarioExpandsToEveryMethodSizeAndCache) {
           std::string("storage/method=odirect_pinned/bytes=1073741824/cache=cold/chunk=") + chunk +
           "/queue_depth=" + depth;
       EXPECT_TRUE(has(id)) << id;
+      for (const char* staging : {"registered-4k", "registered-thp", "registered-hugetlb"}) {
+        EXPECT_TRUE(has(id + "/staging_memory=" + staging)) << id << " " << staging;
+      }
     }
   }
 }
@@ -363,6 +428,13 @@ TEST(StorageFamily, BadScenarioValuesAreRefusedNamingFileAndField) {
   EXPECT_EQ(refused(R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold"], )"
                     R"("chunk": ["1MiB"], "queue_depth": [1, 16, 64]})"),
             "");
+  why = refused(R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold"], )"
+                R"("staging_memory": ["pinned", "registered-2m"]})");
+  EXPECT_NE(why.find(file + ": /scenarios/0/axes/staging_memory/1: "), std::string::npos) << why;
+  why = refused(R"({"method": ["mmap"], "bytes": ["64MiB"], "cache": ["cold"], )"
+                R"("staging_memory": ["registered-thp"]})");
+  EXPECT_NE(why.find("staging_memory applies to odirect_pinned only (mmap"), std::string::npos)
+      << why;
 }
 
 }  // namespace
