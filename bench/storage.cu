@@ -166,6 +166,7 @@ class StorageBench final : public BlockBench {
   void prepare_pinned() {
     const std::uint64_t length = round_up_to(r_.chunk, kDirectIoAlignment);
     const std::uint64_t count = staging_slot_count(r_.queue_depth, r_.bytes, r_.chunk);
+    slot_bytes_ = length;
     if (const std::optional<PageType> page = r_.staging_page()) {
       registered_ = PlacedHostMemory({HostMemoryKind::kRegistered, count * length, page});
       for (Check& c : registered_.checks("staging slots")) checks_.push_back(std::move(c));
@@ -195,6 +196,20 @@ class StorageBench final : public BlockBench {
   // What the reader did, over every sample (warm-up included): how deep the queue reached, why
   // it waited, and how much of each pass the copies added after the last read had arrived (the
   // copies not hidden behind the reads).
+  std::string staging_detail() const {
+    switch (r_.staging) {
+      case StorageRequest::Staging::kPinned:
+        return "pinned, cudaHostAlloc per slot";
+      case StorageRequest::Staging::kRegistered4K:
+        return "one registered region of 4 KiB pages";
+      case StorageRequest::Staging::kRegisteredThp:
+        return "one registered region of THP pages";
+      case StorageRequest::Staging::kRegisteredHugetlb:
+        return "one registered region of hugetlb pages";
+    }
+    return r_.staging_name;
+  }
+
   Check direct_io_check() const {
     const QueuedReadStats s = reader_->stats();
     const std::string readers = reader_->threads() == 0
@@ -204,8 +219,8 @@ class StorageBench final : public BlockBench {
     const double mean_tail = s.passes ? s.tail_seconds / static_cast<double>(s.passes) : 0;
     Check c{"direct_io", true,
             concat("O_DIRECT open succeeded; ", std::to_string(reader_->slots()),
-                   " pinned staging slots of ", format_bytes(pinned_.front().size()),
-                   " (cudaHostAlloc), 4096-aligned; chunk offsets and lengths rounded to 4096; "
+                   " staging slots of ", format_bytes(slot_bytes_), " (", staging_detail(),
+                   "), 4096-aligned; chunk offsets and lengths rounded to 4096; "
                    "queue depth ",
                    std::to_string(r_.queue_depth), " (", readers, "); at most ",
                    std::to_string(s.max_reads_in_pread),
@@ -221,8 +236,9 @@ class StorageBench final : public BlockBench {
                    format_seconds(s.max_tail_seconds), "), against ", format_seconds(mean_reads),
                    " of reads"),
             nlohmann::ordered_json::object()};
-    c.value["slot_bytes"] = pinned_.front().size();
+    c.value["slot_bytes"] = slot_bytes_;
     c.value["slots"] = reader_->slots();
+    c.value["staging_memory"] = r_.staging_name;
     c.value["queue_depth"] = r_.queue_depth;
     c.value["reader_threads"] = reader_->threads();
     c.value["chunks_read"] = s.chunks;
@@ -331,6 +347,7 @@ class StorageBench final : public BlockBench {
   std::unique_ptr<std::byte[]> pageable_;       // pageable_read's buffer
   std::vector<PinnedHostMemory> pinned_;        // odirect_pinned's slots, staging_memory=pinned
   PlacedHostMemory registered_;                 // or one registered region holding them all
+  std::uint64_t slot_bytes_ = 0;                // each slot's length (the chunk, block-rounded)
   std::vector<Event> copied_;                   // per slot: recorded behind its latest copy
   std::unique_ptr<QueuedDirectReader> reader_;  // after its fd and slots: joined before they go
   std::unique_ptr<CufileFile> handle_;
