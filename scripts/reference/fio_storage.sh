@@ -5,7 +5,8 @@
 # what the disk gives a tool that shares no code with it. Not part of the build or of pathbench.
 #
 #   scripts/reference/fio_storage.sh --storage-dir DIR [--size SIZE] [--ioengine ENGINE]
-#                                    [--loops N] [--rounds N] [--out FILE] [--with-pathbench]
+#                                    [--models LIST] [--buffers LIST] [--loops N] [--rounds N]
+#                                    [--out FILE] [--with-pathbench] [--pathbench-repetitions N]
 #                                    [--keep-file]
 #
 #   --storage-dir DIR  the folder to measure (the one given to `pathbench run --storage-dir`), on
@@ -13,23 +14,53 @@
 #                      and removed at the end (unless --keep-file)
 #   --size SIZE        the test file's size, as fio reads it: digits and K, M or G (powers of
 #                      1024); default 1G, the size of pathbench's storage-queue-depth cases
-#   --ioengine ENGINE  libaio (default) or io_uring
+#   --ioengine ENGINE  the aio model's engine: libaio (default) or io_uring
+#   --models LIST      how fio keeps QD reads in flight, comma-separated (default aio,threads):
+#                        aio      one job submits QD asynchronous reads (ENGINE --iodepth=QD)
+#                        threads  QD threads, one synchronous read each (psync --numjobs=QD
+#                                 --thread, each thread reading its own 1/QD of the file): how
+#                                 pathbench's reader keeps its queue. On a multi-queue disk
+#                                 (virtio-blk, NVMe) reads submitted from several CPUs can spread
+#                                 over several hardware queues where one job's stay on one
+#   --buffers LIST     the memory fio reads into, comma-separated (default small,huge):
+#                        small    fio's default buffers (--iomem=malloc, 4 KiB pages): a 1 MiB
+#                                 O_DIRECT read is a request of 256 page segments, which a disk
+#                                 with few segments per request (virtio's max_segments) splits
+#                        huge     --iomem=shmhuge: SysV shared memory in hugetlb pages (2 MiB),
+#                                 a read of few segments. Needs reserved huge pages (/proc/meminfo
+#                                 HugePages_Free - HugePages_Rsvd): for the default 1G file 32 of
+#                                 2 MiB (16 threads x (1 MiB rounded up to a page + 1 page)); with
+#                                 too few (or where fio may not use them: not root), a --buffers
+#                                 naming huge is refused (exit 3, saying how to reserve them) and
+#                                 the default leaves huge out with a note (the summary's
+#                                 buffers_skipped)
+#                      fio runs once per model and buffers (a variant, e.g. aio/huge) at each
+#                      setting; fio's figure for a setting is its best variant's median (all kept)
 #   --loops N          times fio reads the whole file per setting (default 3)
 #   --rounds N         times every setting is measured, fio and pathbench in turn (default 1):
 #                      a disk whose rate drifts from minute to minute (a shared or virtual one)
 #                      then moves both alike, and the figures compared are medians over rounds
 #   --out FILE         the JSON summary (default ./fio_storage.json), written atomically
 #   --with-pathbench   right after fio at each setting, run `pathbench run scenarios/storage.json
-#                      --filter '/chunk=BS/queue_depth=QD$' --storage-dir DIR` (that setting's
-#                      storage-queue-depth case) and print its median beside fio's, with the
-#                      ratio, and both tools' best settings; pathbench's results are kept beside
-#                      the summary (FILE with .pathbench.json: round 1, .pathbench.round2.json ...)
+#                      --filter '/chunk=BS/queue_depth=QD(/staging_memory=[a-z0-9-]+)?$'
+#                      --storage-dir DIR`: that setting's storage-queue-depth case (staging slots
+#                      in cudaHostAlloc'd memory: staging_memory pinned) and its
+#                      storage-staging-memory cases (registered-4k, registered-thp,
+#                      registered-hugetlb), and print their medians beside fio's, the best one's
+#                      ratio to fio's best, and both tools' best settings; pathbench's results are
+#                      kept beside the summary (FILE with .pathbench.json: round 1,
+#                      .pathbench.round2.json ...)
+#   --pathbench-repetitions N  with --with-pathbench: pathbench run --repetitions N (samples per
+#                      case, default the scenario's 5), to keep a round short
 #   --keep-file        leave the test file in DIR
 #
 # Each setting drops the file's pages first (fio --invalidate=1; O_DIRECT bypasses the cache
-# anyway) and runs fio --direct=1 --rw=read --iodepth=QD --bs=BS --output-format=json; the line
-# printed is "qd QD bs BS GB/s X" (GB = 1e9 bytes), fio's read bandwidth over all loops, and
-# with --with-pathbench "  pathbench GB/s Y" (its median) under it.
+# anyway) and runs fio --direct=1 --rw=read --bs=BS --output-format=json once per variant; the
+# line printed is "qd QD bs BS GB/s X (aio/small A, aio/huge B, threads/small C, threads/huge D)"
+# (GB = 1e9 bytes): fio's read bandwidth over all loops, X its best variant's; with
+# --with-pathbench "  pathbench GB/s Y (pinned P, registered-4k R, ...)" under it: each staging
+# memory's median, Y the best (a case that did not run: "registered-hugetlb skipped").
+# A file of fewer than QD blocks is read by one thread per block in the threads model.
 # Environment: FIO (default fio), PATHBENCH (default build/release/pathbench), PYTHON (default
 # python3, which reads fio's and pathbench's JSON).
 # Exit: 0 done; 1 fio or pathbench failed; 3 bad input or usage (the message says which).
@@ -43,26 +74,31 @@ me="fio_storage.sh"
 queue_depths=(1 4 16)
 block_sizes=(128k 1m)
 
-usage() { sed -n '7,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR < 7 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; }
 bad() {
   echo "$me: $*" >&2
   echo "  (scripts/reference/fio_storage.sh --help for the options)" >&2
   exit 3
 }
 
-dir="" size="1G" engine="libaio" loops=3 rounds=1 out="fio_storage.json" with_pathbench=0 keep=0
+dir="" size="1G" engine="libaio" models_arg="aio,threads" buffers_arg="small,huge" loops=3
+rounds=1 out="fio_storage.json" with_pathbench=0 pb_repetitions="" keep=0 buffers_named=0
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
-    --storage-dir|--size|--ioengine|--loops|--rounds|--out)
+    --storage-dir|--size|--ioengine|--models|--buffers|--loops|--rounds|--out|\
+      --pathbench-repetitions)
       (($# > 1)) || bad "$1 needs a value"
       case "$1" in
         --storage-dir) dir="$2" ;;
         --size) size="$2" ;;
         --ioengine) engine="$2" ;;
+        --models) models_arg="$2" ;;
+        --buffers) buffers_arg="$2" buffers_named=1 ;;
         --loops) loops="$2" ;;
         --rounds) rounds="$2" ;;
         --out) out="$2" ;;
+        --pathbench-repetitions) pb_repetitions="$2" ;;
       esac
       shift ;;
     --with-pathbench) with_pathbench=1 ;;
@@ -78,8 +114,34 @@ done
 [[ "$size" =~ ^[1-9][0-9]{0,12}[KMG]?$ ]] ||
   bad "--size '$size' is not digits with an optional K, M or G (e.g. 1G, 256M)"
 case "$engine" in libaio|io_uring) ;; *) bad "--ioengine '$engine' is not libaio or io_uring" ;; esac
+[[ "$models_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
+  bad "--models '$models_arg' is not a comma-separated list of aio, threads"
+IFS=, read -r -a models <<<"$models_arg"
+declare -A named=()
+for model in "${models[@]}"; do
+  case "$model" in aio|threads) ;; *) bad "--models '$models_arg': '$model' is not aio or threads" ;; esac
+  [[ -z "${named[$model]:-}" ]] || bad "--models '$models_arg' names $model twice"
+  named[$model]=1
+done
+[[ "$buffers_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
+  bad "--buffers '$buffers_arg' is not a comma-separated list of small, huge"
+IFS=, read -r -a buffers <<<"$buffers_arg"
+declare -A named_buffers=()
+for buffer in "${buffers[@]}"; do
+  case "$buffer" in
+    small|huge) ;;
+    *) bad "--buffers '$buffers_arg': '$buffer' is not small or huge" ;;
+  esac
+  [[ -z "${named_buffers[$buffer]:-}" ]] || bad "--buffers '$buffers_arg' names $buffer twice"
+  named_buffers[$buffer]=1
+done
 [[ "$loops" =~ ^[1-9][0-9]{0,3}$ ]] || bad "--loops '$loops' is not an integer in [1, 9999]"
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || bad "--rounds '$rounds' is not an integer in [1, 99]"
+if [[ -n "$pb_repetitions" ]]; then
+  [[ "$pb_repetitions" =~ ^([1-9][0-9]{0,4}|100000)$ ]] ||
+    bad "--pathbench-repetitions '$pb_repetitions' is not an integer in [1, 100000]"
+  ((with_pathbench)) || bad "--pathbench-repetitions needs --with-pathbench"
+fi
 [[ -e "$out" && ! -f "$out" ]] && bad "--out '$out' exists and is not a regular file"
 out_dir="$(dirname -- "$out")"
 [[ -d "$out_dir" && -w "$out_dir" ]] || bad "--out '$out': the folder '$out_dir' is not writable"
@@ -111,6 +173,74 @@ if ((with_pathbench)); then
   [[ -x "$pathbench" ]] || bad "$pathbench not found; build it (scripts/setup.sh) or set PATHBENCH"
 fi
 
+chunk_of() {  # 128k -> 131072
+  case "$1" in *k) echo $((${1%k} * 1024)) ;; *m) echo $((${1%m} * 1024 * 1024)) ;; esac
+}
+threads_of() {  # the threads model's thread count at depth $1, block $2 bytes: QD, or one per block
+  local blocks=$((bytes / $2))
+  echo $(($1 < blocks ? $1 : blocks))
+}
+
+# fio's huge-page buffers: SysV shm in hugetlb pages, which must be reserved. Each job's buffer
+# (aio: QD x BS; threads: BS per thread) rounded up to the huge page, plus a page for fio's
+# alignment, at the setting that needs the most; the variants run one after the other.
+buffers_skipped=""
+hugepage_bytes=0
+if [[ -n "${named_buffers[huge]:-}" ]]; then
+  hugepage_kib="$(awk '$1 == "Hugepagesize:" { print $2 }' /proc/meminfo 2>/dev/null)" || true
+  huge_reason=""
+  if [[ ! "$hugepage_kib" =~ ^[1-9][0-9]*$ ]]; then
+    huge_reason="this kernel has no huge pages (no Hugepagesize in /proc/meminfo)"
+  else
+    hugepage_bytes=$((hugepage_kib * 1024))
+    read -r pages_total pages_free < <(awk '$1 == "HugePages_Total:" { t = $2 }
+      $1 == "HugePages_Free:" { f = $2 } $1 == "HugePages_Rsvd:" { r = $2 }
+      END { print t + 0, f - r }' /proc/meminfo)
+    pages_needed=0 needed_at=""
+    for qd in "${queue_depths[@]}"; do
+      for bs in "${block_sizes[@]}"; do
+        chunk=$(chunk_of "$bs")
+        for model in "${models[@]}"; do
+          if [[ "$model" == aio ]]; then
+            jobs=1 buffer=$((qd * chunk))
+          else
+            jobs=$(threads_of "$qd" "$chunk") buffer=$chunk
+          fi
+          per_job=$(((buffer + hugepage_bytes - 1) / hugepage_bytes + 1))
+          if ((jobs * per_job > pages_needed)); then
+            pages_needed=$((jobs * per_job)) needed_at="$model qd $qd bs $bs: $jobs x $per_job"
+          fi
+        done
+      done
+    done
+    if ((pages_free < pages_needed)); then
+      # nr_hugepages: the persistent pool (HugePages_Total adds surplus pages to it).
+      pool="$(cat /proc/sys/vm/nr_hugepages 2>/dev/null)" || pool=""
+      [[ "$pool" =~ ^[0-9]+$ ]] || pool=$pages_total
+      reserve=$((pool + pages_needed - pages_free))
+      huge_reason="$pages_free huge pages of $hugepage_kib KiB are free (HugePages_Free"
+      huge_reason+=" - HugePages_Rsvd), $pages_needed are needed ($needed_at); reserve them"
+      huge_reason+=" as root: echo $reserve > /proc/sys/vm/nr_hugepages"
+    elif ! probe="$("$fio" --name=hugepage-probe --ioengine=null --size="$hugepage_bytes" \
+        --bs="$hugepage_bytes" --iomem=shmhuge --hugepage-size="$hugepage_bytes" \
+        --output-format=json --output=/dev/null 2>&1)"; then
+      # Free pages, but shmget(SHM_HUGETLB) refused: not root, no CAP_IPC_LOCK, not in
+      # /proc/sys/vm/hugetlb_shm_group.
+      probe="$(tr '\n' ' ' <<<"$probe" | sed 's/ *$//')"
+      huge_reason="fio cannot allocate huge pages here ($probe); run as root or add the"
+      huge_reason+=" user's group to /proc/sys/vm/hugetlb_shm_group"
+    fi
+  fi
+  if [[ -n "$huge_reason" ]]; then
+    ((buffers_named)) &&
+      bad "--buffers '$buffers_arg': $huge_reason; or leave huge out of --buffers"
+    echo "$me: note: leaving out fio's huge-page buffers (default --buffers small,huge):" \
+      "$huge_reason" >&2
+    buffers_skipped="$huge_reason"
+    buffers=(small)
+  fi
+fi
+
 work="$(mktemp -d "${TMPDIR:-/tmp}/fio_storage.XXXXXX")"
 file="$dir/fio-storage-reference.$$"
 cleanup() {
@@ -138,23 +268,52 @@ for ((round = 1; round <= rounds; round++)); do
   ((rounds == 1)) || echo "$me: round $round of $rounds" >&2
   for qd in "${queue_depths[@]}"; do
     for bs in "${block_sizes[@]}"; do
-      json="$work/read-r$round-qd$qd-bs$bs.json"
-      fio_or_fail --name="read-qd$qd-bs$bs" --filename="$file" --rw=read --direct=1 \
-        --invalidate=1 --ioengine="$engine" --iodepth="$qd" --bs="$bs" --size="$bytes" \
-        --loops="$loops" --numjobs=1 --output-format=json --output="$json"
-      "$python" - "$json" "$qd" "$bs" <<'EOF'
+      chunk=$(chunk_of "$bs")
+      for model in "${models[@]}"; do
+        for buffer in "${buffers[@]}"; do
+          json="$work/read-r$round-qd$qd-bs$bs-$model-$buffer.json"
+          if [[ "$buffer" == huge ]]; then
+            memory=(--iomem=shmhuge --hugepage-size="$hugepage_bytes")
+          else
+            memory=(--iomem=malloc)
+          fi
+          if [[ "$model" == aio ]]; then
+            fio_or_fail --name="read-qd$qd-bs$bs-aio-$buffer" --filename="$file" --rw=read \
+              --direct=1 --invalidate=1 --ioengine="$engine" --iodepth="$qd" --bs="$bs" \
+              "${memory[@]}" --size="$bytes" --loops="$loops" --numjobs=1 \
+              --output-format=json --output="$json"
+          else
+            # Each thread reads its own whole blocks: bytes / jobs, cut to a multiple of BS.
+            jobs=$(threads_of "$qd" "$chunk")
+            part=$((bytes / jobs / chunk * chunk))
+            fio_or_fail --name="read-qd$qd-bs$bs-threads-$buffer" --filename="$file" --rw=read \
+              --direct=1 --invalidate=1 --ioengine=psync --iodepth=1 --bs="$bs" "${memory[@]}" \
+              --thread --numjobs="$jobs" --size="$part" --offset_increment="$part" \
+              --group_reporting --loops="$loops" --output-format=json --output="$json"
+          fi
+        done
+      done
+      "$python" - "$work/read-r$round-qd$qd-bs$bs" "$qd" "$bs" "${models[*]}" "${buffers[*]}" \
+        <<'EOF'
 import json, sys
-path, qd, bs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-job = json.load(open(path))["jobs"][0]["read"]
-rate = job.get("bw_bytes") or job["bw"] * 1024  # bytes/s (bw: KiB/s in older fio)
-print(f"qd {qd:>3} bs {bs:>5} GB/s {rate / 1e9:.3f}")
+stem, qd, bs, models, buffers = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+rates = {}
+for model in models.split():
+    for buffer in buffers.split():
+        read = json.load(open(f"{stem}-{model}-{buffer}.json"))["jobs"][0]["read"]
+        # bw: KiB/s in older fio
+        rates[f"{model}/{buffer}"] = (read.get("bw_bytes") or read["bw"] * 1024) / 1e9
+each = ", ".join(f"{v} {r:.3f}" for v, r in rates.items())
+print(f"qd {qd:>3} bs {bs:>5} GB/s {max(rates.values()):.3f} ({each})")
 EOF
       ((with_pathbench)) || continue
-      case "$bs" in *k) chunk=$((${bs%k} * 1024)) ;; *m) chunk=$((${bs%m} * 1024 * 1024)) ;; esac
       pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
+      pb_args=(run "$root/scenarios/storage.json"
+        --filter "/chunk=$chunk/queue_depth=$qd(/staging_memory=[a-z0-9-]+)?\$"
+        --storage-dir "$dir" --out "$pb")
+      [[ -z "$pb_repetitions" ]] || pb_args+=(--repetitions "$pb_repetitions")
       status=0
-      "$pathbench" run "$root/scenarios/storage.json" --filter "/chunk=$chunk/queue_depth=$qd\$" \
-        --storage-dir "$dir" --out "$pb" >"$work/pathbench.log" 2>&1 || status=$?
+      "$pathbench" "${pb_args[@]}" >"$work/pathbench.log" 2>&1 || status=$?
       if [[ ! -f "$pb" ]]; then
         cat "$work/pathbench.log" >&2
         echo "$me: pathbench exited $status without a result" >&2
@@ -163,26 +322,42 @@ EOF
       ((status == 0 || status == 2)) || pb_status=$status
       "$python" - "$pb" <<'EOF'
 import json, sys
+KNOWN = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
 cases = json.load(open(sys.argv[1])).get("cases", [])
-ok = [c for c in cases if c.get("status") == "ok"]
-if ok:
-    print(f"  pathbench GB/s {ok[0]['metrics']['throughput']['stats']['median']:.3f}")
-else:
-    print("  pathbench " + "; ".join(f"{c.get('status')}: {c.get('reason', '')}" for c in cases))
+by_memory = {}  # staging memory -> its case (an ok one where there are several)
+for c in cases:
+    memory = (c.get("params") or {}).get("staging_memory", "pinned")
+    if memory not in by_memory or c.get("status") == "ok":
+        by_memory[memory] = c
+order = sorted(by_memory, key=lambda m: KNOWN.index(m) if m in KNOWN else len(KNOWN))
+rates = {m: by_memory[m]["metrics"]["throughput"]["stats"]["median"]
+         for m in order if by_memory[m].get("status") == "ok"}
+if rates:
+    each = ", ".join(f"{m} {rates[m]:.3f}" if m in rates else f"{m} {by_memory[m].get('status')}"
+                     for m in order)
+    print(f"  pathbench GB/s {max(rates.values()):.3f} ({each})")
+else:  # each status and reason once (the staging memories of a GPU-less node skip alike)
+    said = [f"{c.get('status')}: {c.get('reason', '')}" for c in cases]
+    print("  pathbench " + "; ".join(dict.fromkeys(said)))
 EOF
     done
   done
 done
 
-# The summary: per setting the median over rounds of fio's rate and of pathbench's median, the
-# ratio, and each tool's best setting; pathbench's results merged per round beside it.
+# The summary: per setting and fio variant (model/buffers) the median over rounds of fio's rate,
+# fio's best variant; per pathbench staging memory its median over rounds, the best one's ratio to
+# fio's best variant; each tool's best setting; pathbench's results merged per round beside it.
 "$python" - "$work" "$out" "$dir" "$fs_type" "$bytes" "$engine" "$loops" "$rounds" \
-  "$with_pathbench" "$("$fio" --version)" "${queue_depths[*]}" "${block_sizes[*]}" <<'EOF'
+  "$with_pathbench" "$("$fio" --version)" "${queue_depths[*]}" "${block_sizes[*]}" \
+  "${models[*]}" "${buffers[*]}" "$buffers_skipped" "$pb_repetitions" <<'EOF'
 import json, os, statistics, sys, tempfile
 (work, out, folder, fs_type, size, engine, loops, rounds, with_pb, version, qds,
- bss) = sys.argv[1:]
+ bss, models, buffers, buffers_skipped, pb_repetitions) = sys.argv[1:]
+models, buffers = models.split(), buffers.split()
+variants = [f"{m}/{b}" for m in models for b in buffers]
 rounds, with_pb = int(rounds), with_pb == "1"
 units = {"k": 1024, "m": 1024 * 1024}
+KNOWN = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
 
 
 def write_atomically(path, document):
@@ -193,62 +368,112 @@ def write_atomically(path, document):
     os.replace(tmp, path)
 
 
+def staging_memory(case):
+    return (case.get("params") or {}).get("staging_memory", "pinned")
+
+
+def pathbench_variants(cases):
+    """Per staging memory (in KNOWN's order, others after): the median over rounds of its ok
+    cases' medians, or the status and reason of its first case where none was ok."""
+    grouped = {}
+    for c in cases:
+        grouped.setdefault(staging_memory(c), []).append(c)
+    result = {}
+    for memory in sorted(grouped, key=lambda m: KNOWN.index(m) if m in KNOWN else len(KNOWN)):
+        ok = [c for c in grouped[memory] if c.get("status") == "ok"]
+        if ok:
+            medians = [c["metrics"]["throughput"]["stats"]["median"] for c in ok]
+            result[memory] = {"status": "ok", "id": ok[0]["id"],
+                              "gb_per_s": statistics.median(medians), "rounds": medians}
+        else:
+            first = grouped[memory][0]
+            result[memory] = {"status": first.get("status"), "id": first.get("id"),
+                              "reason": first.get("reason", "")}
+    return result
+
+
 rows, merged = [], {}
 for qd in qds.split():
     for bs in bss.split():
-        fio_rates, pb_medians, cases = [], [], []
+        fio_rates, cases = {v: [] for v in variants}, []
+        threads = 0
         for r in range(1, rounds + 1):
-            job = json.load(open(os.path.join(work, f"read-r{r}-qd{qd}-bs{bs}.json")))
-            read = job["jobs"][0]["read"]
-            fio_rates.append((read.get("bw_bytes") or read["bw"] * 1024) / 1e9)
+            for v in variants:
+                name = f"read-r{r}-qd{qd}-bs{bs}-{v.replace('/', '-')}.json"
+                job = json.load(open(os.path.join(work, name)))
+                read = job["jobs"][0]["read"]
+                fio_rates[v].append((read.get("bw_bytes") or read["bw"] * 1024) / 1e9)
+                if v.startswith("threads/"):
+                    threads = job["jobs"][0]["job options"]["numjobs"]
             if not with_pb:
                 continue
             result = json.load(open(os.path.join(work, f"pathbench-r{r}-qd{qd}-bs{bs}.json")))
             merged.setdefault(r, {**result, "cases": []})["cases"].extend(result.get("cases", []))
             cases.extend(result.get("cases", []))
-            pb_medians.extend(c["metrics"]["throughput"]["stats"]["median"]
-                              for c in result.get("cases", []) if c.get("status") == "ok")
+        fio = {v: {"gb_per_s": statistics.median(rates), "rounds": rates}
+               for v, rates in fio_rates.items()}
+        for v in variants:
+            if v.startswith("threads/"):
+                fio[v]["threads"] = int(threads)
+        best_variant = max(fio, key=lambda v: fio[v]["gb_per_s"])
         row = {"queue_depth": int(qd), "block_size": int(bs[:-1]) * units[bs[-1]], "bs": bs,
-               "fio_gb_per_s": statistics.median(fio_rates), "fio_rounds": fio_rates}
+               "fio_gb_per_s": fio[best_variant]["gb_per_s"], "fio_variant": best_variant,
+               "fio": fio}
         if with_pb:
-            if pb_medians:
-                median = statistics.median(pb_medians)
-                row["pathbench"] = {"status": "ok", "id": cases[0]["id"], "gb_per_s": median,
-                                    "rounds": pb_medians, "ratio": median / row["fio_gb_per_s"]}
+            each = pathbench_variants(cases)
+            ok = [m for m in each if each[m]["status"] == "ok"]
+            if ok:
+                best = max(ok, key=lambda m: each[m]["gb_per_s"])
+                row["pathbench"] = {"status": "ok", "id": each[best]["id"],
+                                    "gb_per_s": each[best]["gb_per_s"],
+                                    "rounds": each[best]["rounds"],
+                                    "ratio": each[best]["gb_per_s"] / row["fio_gb_per_s"],
+                                    "staging_memory": best}
             elif cases:
                 row["pathbench"] = {"status": cases[0].get("status"), "id": cases[0]["id"],
                                     "reason": cases[0].get("reason", "")}
             else:
                 row["pathbench"] = {"status": "absent"}
+            row["pathbench_variants"] = each
         rows.append(row)
 
-summary = {"schema": "pathbench.fio_storage_reference/v1", "fio_version": version,
+summary = {"schema": "pathbench.fio_storage_reference/v2", "fio_version": version,
            "storage_dir": os.path.abspath(folder), "fs_type": fs_type, "file_bytes": int(size),
-           "ioengine": engine, "loops": int(loops), "rounds": rounds,
+           "ioengine": engine, "models": models, "buffers": buffers,
+           "buffers_skipped": {"huge": buffers_skipped} if buffers_skipped else {},
+           "loops": int(loops), "rounds": rounds,
            "unit": "GB/s (1e9 bytes per second)", "settings": rows}
 if with_pb:
-    print(f"{'qd':>3} {'bs':>5} {'fio GB/s':>9} {'pathbench GB/s':>15} {'ratio':>6}"
-          + (f"  (medians of {rounds} rounds)" if rounds > 1 else ""))
+    summary["pathbench_repetitions"] = int(pb_repetitions) if pb_repetitions else None
+    widths = {v: max(11, len(v) + 4) for v in variants}
+    print(f"{'qd':>3} {'bs':>5} " + " ".join(f"{'fio ' + v:>{widths[v]}}" for v in variants)
+          + f" {'pathbench':>10} {'ratio':>6}  staging memory  (GB/s"
+          + (f", medians of {rounds} rounds" if rounds > 1 else "")
+          + "; pathbench: its best staging memory; ratio: to fio's best variant)")
     for row in rows:
         pb = row["pathbench"]
-        figure = f"{pb['gb_per_s']:15.3f} {pb['ratio']:6.2f}" if pb["status"] == "ok" else \
-            f"  {pb['status']}: {pb.get('reason', '')}"
-        print(f"{row['queue_depth']:>3} {row['bs']:>5} {row['fio_gb_per_s']:9.3f} {figure}")
+        figure = f"{pb['gb_per_s']:10.3f} {pb['ratio']:6.2f}  {pb['staging_memory']}" \
+            if pb["status"] == "ok" else f"  {pb['status']}: {pb.get('reason', '')}"
+        each = " ".join(f"{row['fio'][v]['gb_per_s']:{widths[v]}.3f}" for v in variants)
+        print(f"{row['queue_depth']:>3} {row['bs']:>5} {each} {figure}")
     fio_best = max(rows, key=lambda r: r["fio_gb_per_s"])
     measured = [r for r in rows if r["pathbench"]["status"] == "ok"]
     if measured:
         pb_best = max(measured, key=lambda r: r["pathbench"]["gb_per_s"])
         best = {"fio_gb_per_s": fio_best["fio_gb_per_s"],
                 "fio_setting": {"queue_depth": fio_best["queue_depth"],
-                                "block_size": fio_best["block_size"]},
+                                "block_size": fio_best["block_size"],
+                                "variant": fio_best["fio_variant"]},
                 "pathbench_gb_per_s": pb_best["pathbench"]["gb_per_s"],
                 "pathbench_setting": {"queue_depth": pb_best["queue_depth"],
-                                      "block_size": pb_best["block_size"]},
+                                      "block_size": pb_best["block_size"],
+                                      "staging_memory": pb_best["pathbench"]["staging_memory"]},
                 "ratio": pb_best["pathbench"]["gb_per_s"] / fio_best["fio_gb_per_s"]}
         summary["best"] = best
         print(f"best: fio {best['fio_gb_per_s']:.3f} (qd {fio_best['queue_depth']} bs "
-              f"{fio_best['bs']}), pathbench {best['pathbench_gb_per_s']:.3f} (qd "
-              f"{pb_best['queue_depth']} bs {pb_best['bs']}): ratio {best['ratio']:.2f}")
+              f"{fio_best['bs']} {fio_best['fio_variant']}), pathbench "
+              f"{best['pathbench_gb_per_s']:.3f} (qd {pb_best['queue_depth']} bs {pb_best['bs']} "
+              f"{pb_best['pathbench']['staging_memory']}): ratio {best['ratio']:.2f}")
 for row in rows:
     del row["bs"]
 write_atomically(out, summary)

@@ -3,14 +3,19 @@
 
     python3 tests/e2e/test_fio_reference.py --pathbench build/release/pathbench --source .
 
-Bad input exits 3 naming the option (no folder, a tmpfs folder, a bad size, engine or loop count,
-an unknown argument, fio missing), --help prints the usage; with fio installed, a 4 MiB file is
-read at queue depths 1, 4, 16 and block sizes 128k, 1m: one line per setting, a JSON summary with
-a positive rate for each, the test file removed. --with-pathbench runs the real binary (without a
-GPU its queue_depth cases skip: the summary says so with pathbench's reason) and a stand-in
-binary whose result holds known medians: one run per setting right after fio's, the ratio
-printed and recorded is pathbench / fio, each tool's best setting; --rounds 2 alternates the
-tools twice and compares medians over the rounds.
+Bad input exits 3 naming the option (no folder, a tmpfs folder, a bad size, engine, model list,
+buffer list or loop count, an unknown argument, fio missing, --buffers huge without reserved huge
+pages), --help prints the usage; with fio installed, a 4 MiB file is read at queue depths 1, 4, 16
+and block sizes 128k, 1m: one line per setting with each fio variant (model/buffers), a JSON
+summary with a positive rate for each, the test file removed; the default buffers leave huge out
+with a note where too few huge pages are free, and as root one test reserves them (restoring the
+old count) and measures the huge variants. --with-pathbench runs the real binary (without a GPU
+its queue_depth and staging_memory cases skip: the summary says so with pathbench's reason) and a
+stand-in binary whose result holds known medians per staging memory: one run per setting right
+after fio's with the filter that takes all of that setting's staging memories, each one's figure
+printed, the best one's ratio to fio's best variant, each tool's best setting; --rounds 2
+alternates the tools twice and compares medians over the rounds, --pathbench-repetitions reaches
+pathbench as --repetitions.
 Exits 77 (CTest SKIP_RETURN_CODE) after the checks that need no fio when fio is not installed
 (scripts/setup.sh --test-deps installs it). Standard library only.
 """
@@ -34,6 +39,11 @@ SOURCE: Path = Path(".")
 EXIT_SKIP = 77
 EXIT_BAD_INPUT = 3
 SETTINGS = [(qd, bs) for qd in (1, 4, 16) for bs in (128 * 1024, 1024 * 1024)]
+BS_NAMES = {128 * 1024: "128k", 1024 * 1024: "1m"}
+FILE_BYTES = 4 * 1024 * 1024  # the --size 4M the measuring tests give
+STAGING_MEMORIES = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
+HUGETLB_REASON = "no hugetlb pages reserved (HugePages_Free 0)"
+NR_HUGEPAGES = Path("/proc/sys/vm/nr_hugepages")
 HAVE_FIO = shutil.which("fio") is not None
 
 
@@ -60,6 +70,41 @@ def disk_folder() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="pathbench_fio_", dir=os.getcwd())
 
 
+def huge_pages() -> tuple[int, int]:
+    """(huge pages free for a new user: HugePages_Free - HugePages_Rsvd, the huge page size in
+    bytes; 0 where the kernel has none)."""
+    fields: dict[str, int] = {}
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if value.split():
+            fields[name] = int(value.split()[0])
+    return (fields.get("HugePages_Free", 0) - fields.get("HugePages_Rsvd", 0),
+            fields.get("Hugepagesize", 0) * 1024)
+
+
+def huge_pages_needed(page: int, file_bytes: int = FILE_BYTES) -> int:
+    """fio's huge-page buffers at the setting that needs the most, as the script reckons them:
+    each job's buffer (aio: QD x BS, one job; threads: BS, one thread per QD or per block) rounded
+    up to the page, plus one page."""
+    def per_job(buffer: int) -> int:
+        return -(-buffer // page) + 1
+    return max(max(per_job(qd * bs), min(qd, file_bytes // bs) * per_job(bs))
+               for qd, bs in SETTINGS)
+
+
+def fio_lines(stdout: str) -> list[tuple[int, str, str, float, dict[str, float]]]:
+    """Each "qd QD bs BS GB/s X (variant rate, ...)" line: (QD, BS, "GB/s", X, {variant: rate})."""
+    rows = []
+    for line in stdout.splitlines():
+        if not line.startswith("qd "):
+            continue
+        f = line.split()
+        each = line[line.index("(") + 1:line.rindex(")")].split(", ")
+        rows.append((int(f[1]), f[3], f[4], float(f[5]),
+                     {name: float(rate) for name, rate in (part.split() for part in each)}))
+    return rows
+
+
 class BadInput(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = disk_folder()
@@ -72,13 +117,15 @@ class BadInput(unittest.TestCase):
         out = run(*args, env=env)
         self.assertEqual(out.returncode, EXIT_BAD_INPUT, out.stdout + out.stderr)
         self.assertIn("fio_storage.sh: ", out.stderr)
+        self.assertNotIn("Traceback", out.stderr)
         return out.stderr
 
     def test_help(self) -> None:
         out = run("--help")
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("--storage-dir DIR", out.stdout)
-        self.assertIn("--with-pathbench", out.stdout)
+        for option in ("--storage-dir DIR", "--models LIST", "--buffers LIST", "--with-pathbench",
+                       "--pathbench-repetitions N", "shmhuge", "staging_memory"):
+            self.assertIn(option, out.stdout)
 
     def test_each_bad_value_is_named(self) -> None:
         self.assertIn("--storage-dir is required", self.refused())
@@ -103,6 +150,49 @@ class BadInput(unittest.TestCase):
                                                        env={"FIO": "/nonexistent/fio"}))
         self.assertEqual(os.listdir(self.dir), [], "bad input leaves nothing behind")
 
+    def test_bad_lists_are_named(self) -> None:
+        for option, names in (("--models", "aio, threads"), ("--buffers", "small, huge")):
+            for value in ("", "small,", ",aio", "aio,,threads"):
+                self.assertIn(f"{option} '{value}' is not a comma-separated list of {names}",
+                              self.refused("--storage-dir", self.dir, option, value))
+        self.assertIn("--models 'aio,io': 'io' is not aio or threads",
+                      self.refused("--storage-dir", self.dir, "--models", "aio,io"))
+        self.assertIn("--models 'threads,threads' names threads twice",
+                      self.refused("--storage-dir", self.dir, "--models", "threads,threads"))
+        self.assertIn("--buffers 'small,tiny': 'tiny' is not small or huge",
+                      self.refused("--storage-dir", self.dir, "--buffers", "small,tiny"))
+        self.assertIn("--buffers 'Huge': 'Huge' is not small or huge",
+                      self.refused("--storage-dir", self.dir, "--buffers", "Huge"))
+        self.assertIn("--buffers 'huge,small,huge' names huge twice",
+                      self.refused("--storage-dir", self.dir, "--buffers", "huge,small,huge"))
+        self.assertIn("--buffers needs a value", self.refused("--storage-dir", self.dir,
+                                                              "--buffers"))
+        self.assertIn("--pathbench-repetitions '0'",
+                      self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                   "--pathbench-repetitions", "0"))
+        self.assertIn("--pathbench-repetitions '100001'",
+                      self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                   "--pathbench-repetitions", "100001"))
+        self.assertIn("--pathbench-repetitions needs --with-pathbench",
+                      self.refused("--storage-dir", self.dir, "--pathbench-repetitions", "2"))
+        self.assertEqual(os.listdir(self.dir), [], "bad input leaves nothing behind")
+
+    @unittest.skipUnless(HAVE_FIO, "fio is not installed (the huge-page check comes after fio's)")
+    def test_huge_buffers_without_reserved_pages_are_refused(self) -> None:
+        free, page = huge_pages()
+        if page and free >= huge_pages_needed(page):
+            self.skipTest(f"{free} huge pages are free here, enough for fio's buffers: nothing "
+                          "to refuse")
+        message = self.refused("--storage-dir", self.dir, "--size", "4M", "--buffers", "huge")
+        self.assertIn("--buffers 'huge': ", message)
+        if page:
+            self.assertIn(f"{free} huge pages of {page // 1024} KiB are free", message)
+            self.assertIn(f"{huge_pages_needed(page)} are needed", message)
+            self.assertIn("> /proc/sys/vm/nr_hugepages", message)
+        else:
+            self.assertIn("no huge pages", message)
+        self.assertEqual(os.listdir(self.dir), [], "bad input leaves nothing behind")
+
     def test_a_memory_file_system_is_refused(self) -> None:
         shm = Path("/dev/shm")
         if not shm.is_dir() or fs_type(shm) != "tmpfs" or not os.access(shm, os.W_OK):
@@ -117,6 +207,7 @@ class Measures(unittest.TestCase):
         self.dir = Path(self.tmp.name) / "storage"
         self.dir.mkdir()
         self.summary = Path(self.tmp.name) / "summary.json"
+        self.stderr = ""
 
     def tearDown(self) -> None:
         self.tmp.cleanup()
@@ -126,126 +217,270 @@ class Measures(unittest.TestCase):
                   "--out", str(self.summary), *extra, env=env)
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         self.assertEqual(list(self.dir.iterdir()), [], "the test file is removed")
+        self.stderr = out.stderr
         return out.stdout, json.loads(self.summary.read_text())
 
-    def test_every_setting_is_read_and_summarised(self) -> None:
-        stdout, summary = self.measure()
-        lines = [line.split() for line in stdout.splitlines() if line.startswith("qd ")]
-        self.assertEqual([(int(f[1]), f[3]) for f in lines],
-                         [(qd, bs) for qd in (1, 4, 16) for bs in ("128k", "1m")])
-        for f in lines:
-            self.assertEqual(f[4], "GB/s")
-            self.assertGreater(float(f[5]), 0.0)
-        self.assertEqual(summary["schema"], "pathbench.fio_storage_reference/v1")
-        self.assertEqual(summary["file_bytes"], 4 * 1024 * 1024)
-        self.assertEqual(summary["ioengine"], "libaio")
-        self.assertTrue(summary["fio_version"].startswith("fio-"), summary["fio_version"])
+    def check_fio(self, stdout: str, summary: dict, variants: list[str]) -> None:
+        """One line per setting with every variant's rate, X their best; the summary's per
+        variant figures and the best one."""
+        lines = fio_lines(stdout)
+        self.assertEqual([(qd, bs) for qd, bs, *_ in lines],
+                         [(qd, BS_NAMES[bs]) for qd, bs in SETTINGS])
+        for _, _, unit, best, each in lines:
+            self.assertEqual(unit, "GB/s")
+            self.assertEqual(list(each), variants)
+            self.assertGreater(min(each.values()), 0.0)
+            self.assertEqual(best, max(each.values()))
+        self.assertEqual(summary["schema"], "pathbench.fio_storage_reference/v2")
         self.assertEqual([(s["queue_depth"], s["block_size"]) for s in summary["settings"]],
                          SETTINGS)
         for s in summary["settings"]:
-            self.assertGreater(s["fio_gb_per_s"], 0.0)
+            self.assertEqual(list(s["fio"]), variants)
+            for variant, figure in s["fio"].items():
+                self.assertGreater(figure["gb_per_s"], 0.0, variant)
+                self.assertEqual(len(figure["rounds"]), summary["rounds"])
+                if variant.startswith("threads/"):
+                    self.assertEqual(figure["threads"],
+                                     min(s["queue_depth"], FILE_BYTES // s["block_size"]))
+                else:
+                    self.assertNotIn("threads", figure)
+            self.assertEqual(s["fio_variant"], max(s["fio"], key=lambda v: s["fio"][v]["gb_per_s"]))
+            self.assertEqual(s["fio_gb_per_s"], s["fio"][s["fio_variant"]]["gb_per_s"])
+
+    def test_every_setting_is_read_and_summarised(self) -> None:
+        # The default buffers: huge where enough huge pages are free, else left out, saying so.
+        free, page = huge_pages()
+        huge = page > 0 and free >= huge_pages_needed(page)
+        stdout, summary = self.measure()
+        buffers = ["small", "huge"] if huge else ["small"]
+        self.check_fio(stdout, summary, [f"{m}/{b}" for m in ("aio", "threads") for b in buffers])
+        self.assertEqual(summary["models"], ["aio", "threads"])
+        self.assertEqual(summary["buffers"], buffers)
+        if huge:
+            self.assertEqual(summary["buffers_skipped"], {})
+            self.assertNotIn("note: leaving out", self.stderr)
+        else:
+            reason = summary["buffers_skipped"]["huge"]
+            self.assertIn("nr_hugepages" if page else "no huge pages", reason)
+            self.assertIn(f"fio_storage.sh: note: leaving out fio's huge-page buffers (default "
+                          f"--buffers small,huge): {reason}\n", self.stderr)
+        self.assertEqual(summary["file_bytes"], FILE_BYTES)
+        self.assertEqual(summary["ioengine"], "libaio")
+        self.assertTrue(summary["fio_version"].startswith("fio-"), summary["fio_version"])
+        for s in summary["settings"]:
             self.assertNotIn("pathbench", s)
+            self.assertNotIn("pathbench_variants", s)
+
+    def test_reserved_huge_pages_are_measured(self) -> None:
+        # As root: reserves the huge pages fio needs (the old count restored after), then
+        # --buffers small,huge measures all four variants and fio gives its pages back.
+        if os.geteuid() != 0 or not os.access(NR_HUGEPAGES, os.W_OK):
+            self.skipTest(f"reserving huge pages needs root and a writable {NR_HUGEPAGES}")
+        free, page = huge_pages()
+        if not page:
+            self.skipTest("this kernel has no huge pages")
+        needed = huge_pages_needed(page)
+        if free < needed:
+            old = NR_HUGEPAGES.read_text().strip()
+            try:
+                NR_HUGEPAGES.write_text(f"{int(old) + needed - free}\n")
+            except OSError as error:
+                self.skipTest(f"writing {NR_HUGEPAGES} failed: {error}")
+            finally:
+                self.addCleanup(NR_HUGEPAGES.write_text, f"{old}\n")
+            free = huge_pages()[0]
+            if free < needed:
+                self.skipTest(f"the kernel reserved {free} of the {needed} huge pages asked for "
+                              "(memory too fragmented)")
+        stdout, summary = self.measure("--buffers", "small,huge")
+        self.check_fio(stdout, summary, ["aio/small", "aio/huge", "threads/small",
+                                         "threads/huge"])
+        self.assertEqual(summary["buffers"], ["small", "huge"])
+        self.assertEqual(summary["buffers_skipped"], {})
+        self.assertNotIn("note:", self.stderr)
+        self.assertEqual(huge_pages()[0], free, "fio gave its huge pages back")
 
     def test_the_real_binary_without_a_gpu_skips_and_says_why(self) -> None:
-        stdout, summary = self.measure("--with-pathbench", env={"PATHBENCH": str(PATHBENCH)})
+        stdout, summary = self.measure("--buffers", "small", "--with-pathbench",
+                                       "--pathbench-repetitions", "1",
+                                       env={"PATHBENCH": str(PATHBENCH)})
+        self.assertEqual(summary["pathbench_repetitions"], 1)
+        skipped = 0
         for s in summary["settings"]:
+            setting = f"/chunk={s['block_size']}/queue_depth={s['queue_depth']}"
+            each = s["pathbench_variants"]
+            self.assertEqual(list(each), STAGING_MEMORIES, "storage-staging-memory's cases run")
+            self.assertTrue(each["pinned"]["id"].endswith(setting), each["pinned"])
+            for memory in STAGING_MEMORIES[1:]:
+                self.assertTrue(each[memory]["id"].endswith(f"{setting}/staging_memory={memory}"),
+                                each[memory])
             pb = s["pathbench"]
             if pb["status"] == "ok":  # a GPU machine
                 self.assertGreater(pb["gb_per_s"], 0.0)
+                self.assertIn(pb["staging_memory"], STAGING_MEMORIES)
                 continue
+            skipped += 1
             self.assertEqual(pb["status"], "skipped", pb)
-            self.assertIn(f"queue_depth={s['queue_depth']}", pb["id"])
+            self.assertEqual(pb["id"], each["pinned"]["id"])
             self.assertNotEqual(pb["reason"], "")
-        self.assertIn("pathbench GB/s", stdout)
+            for memory, case in each.items():
+                self.assertEqual(case["status"], "skipped", memory)
+                self.assertNotEqual(case["reason"], "", memory)
+        self.assertEqual(sum(line.startswith("  pathbench skipped: ")
+                             for line in stdout.splitlines()), skipped)
+        self.assertIn(" pathbench  ratio  staging memory", stdout)
 
     def fake_pathbench(self) -> Path:
-        """A stand-in binary: run with one setting's filter, its result holds that case with a
-        known median (qd * 0.5 GB/s, + 0.1 in the second round), the qd 16 / 1 MiB case failed.
-        Each call is logged, so the test sees the order of the fio and pathbench runs."""
+        """A stand-in binary: run with one setting's filter, its result holds that setting's
+        cases that the filter takes, one per staging memory, with known medians: pinned qd * 0.5
+        GB/s (+ 0.1 in the second round), registered-4k half of it, registered-thp pinned + 1,
+        registered-hugetlb skipped; at qd 16 / 1 MiB all but hugetlb failed. Each call's
+        arguments are logged (a JSON list a line), so the test sees the order of the fio and
+        pathbench runs, the filter and the repetitions."""
         fake = Path(self.tmp.name) / "fake-pathbench"
         self.calls = Path(self.tmp.name) / "calls.log"
-        fake.write_text(textwrap.dedent(f"""\
+        fake.write_text(textwrap.dedent("""\
             #!/usr/bin/env python3
             import json, re, sys
+            LOG = @LOG@
             args = sys.argv[1:]
             assert args[0] == "run" and args[1].endswith("scenarios/storage.json"), args
             pattern = args[args.index("--filter") + 1]
             out = args[args.index("--out") + 1]
-            with open({str(self.calls)!r}, "a") as log:
-                log.write(pattern + "\\n")
-            calls = open({str(self.calls)!r}).read().splitlines()
-            second_round = calls.count(pattern) == 2
+            with open(LOG, "a") as log:
+                log.write(json.dumps(args) + "\\n")
+            filters = [call[call.index("--filter") + 1]
+                       for call in map(json.loads, open(LOG).read().splitlines())]
+            second_round = filters.count(pattern) == 2
             cases = []
             for qd in (1, 4, 16):
                 for chunk in (131072, 1048576):
-                    case_id = ("storage/method=odirect_pinned/bytes=1073741824/cache=cold/"
-                               f"chunk={{chunk}}/queue_depth={{qd}}")
-                    if not re.search(pattern, case_id):
-                        continue
-                    if (qd, chunk) == (16, 1048576):
-                        cases.append({{"id": case_id, "status": "failed",
-                                      "params": {{"chunk": chunk, "queue_depth": qd}},
-                                      "reason": "copy_pattern: byte 7 differs"}})
-                        continue
-                    median = qd * 0.5 + (0.1 if second_round else 0.0)
-                    cases.append({{"id": case_id, "params": {{"chunk": chunk, "queue_depth": qd}},
-                                  "status": "ok", "reason": "",
-                                  "metrics": {{"throughput": {{"stats": {{"median": median}}}}}}}})
-            json.dump({{"schema": "pathbench.result/v1", "cases": cases}}, open(out, "w"))
+                    for memory in @MEMORIES@:
+                        params = {"chunk": chunk, "queue_depth": qd}
+                        case_id = ("storage/method=odirect_pinned/bytes=1073741824/cache=cold/"
+                                   f"chunk={chunk}/queue_depth={qd}")
+                        if memory != "pinned":
+                            params["staging_memory"] = memory
+                            case_id += f"/staging_memory={memory}"
+                        if not re.search(pattern, case_id):
+                            continue
+                        case = {"id": case_id, "params": params}
+                        if memory == "registered-hugetlb":
+                            case.update(status="skipped", reason=@HUGETLB@)
+                        elif (qd, chunk) == (16, 1048576):
+                            case.update(status="failed", reason="copy_pattern: byte 7 differs")
+                        else:
+                            pinned = qd * 0.5 + (0.1 if second_round else 0.0)
+                            median = {"pinned": pinned, "registered-4k": pinned / 2,
+                                      "registered-thp": pinned + 1}[memory]
+                            case.update(status="ok", reason="", metrics={
+                                "throughput": {"stats": {"median": median}}})
+                        cases.append(case)
+            json.dump({"schema": "pathbench.result/v1", "cases": cases}, open(out, "w"))
             sys.exit(2 if any(c["status"] == "failed" for c in cases) else 0)
-            """))
+            """).replace("@LOG@", repr(str(self.calls))).replace(
+                "@MEMORIES@", repr(STAGING_MEMORIES)).replace("@HUGETLB@", repr(HUGETLB_REASON)))
         fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
         return fake
 
+    def logged_calls(self) -> list[list[str]]:
+        return [json.loads(line) for line in self.calls.read_text().splitlines()]
+
     def test_pathbench_figures_stand_beside_fio_with_the_ratio(self) -> None:
         fake = self.fake_pathbench()
-        stdout, summary = self.measure("--with-pathbench", env={"PATHBENCH": str(fake)})
-        # One pathbench run per setting, right after fio's, each filtered to that case alone.
-        self.assertEqual(self.calls.read_text().splitlines(),
-                         [f"/chunk={bs}/queue_depth={qd}$" for qd, bs in SETTINGS])
+        stdout, summary = self.measure("--buffers", "small", "--with-pathbench",
+                                       env={"PATHBENCH": str(fake)})
+        self.check_fio(stdout, summary, ["aio/small", "threads/small"])
+        # One pathbench run per setting, right after fio's, filtered to that setting's cases of
+        # every staging memory; no --repetitions unless asked for.
+        calls = self.logged_calls()
+        self.assertEqual([call[call.index("--filter") + 1] for call in calls],
+                         [f"/chunk={bs}/queue_depth={qd}(/staging_memory=[a-z0-9-]+)?$"
+                          for qd, bs in SETTINGS])
+        for call in calls:
+            self.assertNotIn("--repetitions", call)
+            self.assertEqual(call[call.index("--storage-dir") + 1], str(self.dir))
+        self.assertIsNone(summary["pathbench_repetitions"])
         lines = stdout.splitlines()
         first = lines.index(next(line for line in lines if line.startswith("qd   1 bs  128k")))
-        self.assertTrue(lines[first + 1].startswith("  pathbench GB/s 0.500"), lines[first + 1])
+        self.assertEqual(lines[first + 1], "  pathbench GB/s 1.500 (pinned 0.500, registered-4k "
+                         "0.250, registered-thp 1.500, registered-hugetlb skipped)")
+        last = lines.index(next(line for line in lines if line.startswith("qd  16 bs    1m")))
+        self.assertEqual(lines[last + 1], "  pathbench failed: copy_pattern: byte 7 differs; "
+                         f"skipped: {HUGETLB_REASON}")  # each status and reason once
         for s in summary["settings"]:
-            pb = s["pathbench"]
-            if (s["queue_depth"], s["block_size"]) == (16, 1024 * 1024):
-                self.assertEqual(pb["status"], "failed")
-                self.assertEqual(pb["reason"], "copy_pattern: byte 7 differs")
+            qd = s["queue_depth"]
+            setting = f"/chunk={s['block_size']}/queue_depth={qd}"
+            pb, each = s["pathbench"], s["pathbench_variants"]
+            self.assertEqual(list(each), STAGING_MEMORIES)
+            self.assertEqual(each["registered-hugetlb"]["status"], "skipped")
+            self.assertEqual(each["registered-hugetlb"]["reason"], HUGETLB_REASON)
+            if (qd, s["block_size"]) == (16, 1024 * 1024):
+                self.assertEqual(pb, {"status": "failed", "id": each["pinned"]["id"],
+                                      "reason": "copy_pattern: byte 7 differs"})
+                for memory in STAGING_MEMORIES[:3]:
+                    self.assertEqual(each[memory]["status"], "failed", memory)
                 continue
+            for memory, median in (("pinned", qd * 0.5), ("registered-4k", qd * 0.25),
+                                   ("registered-thp", qd * 0.5 + 1)):
+                self.assertEqual(each[memory]["status"], "ok", memory)
+                self.assertAlmostEqual(each[memory]["gb_per_s"], median, msg=memory)
+                self.assertEqual(len(each[memory]["rounds"]), 1)
+            self.assertTrue(each["pinned"]["id"].endswith(setting), each["pinned"]["id"])
             self.assertEqual(pb["status"], "ok")
-            self.assertAlmostEqual(pb["gb_per_s"], s["queue_depth"] * 0.5)
+            self.assertEqual(pb["staging_memory"], "registered-thp")
+            self.assertEqual(pb["id"], each["registered-thp"]["id"])
+            self.assertTrue(pb["id"].endswith(f"{setting}/staging_memory=registered-thp"))
+            self.assertAlmostEqual(pb["gb_per_s"], qd * 0.5 + 1)
             self.assertAlmostEqual(pb["ratio"], pb["gb_per_s"] / s["fio_gb_per_s"])
-        self.assertIn("failed: copy_pattern: byte 7 differs", stdout)
         best = summary["best"]
-        self.assertAlmostEqual(best["pathbench_gb_per_s"], 8.0)  # qd 16, 128 KiB
-        self.assertEqual(best["pathbench_setting"], {"queue_depth": 16, "block_size": 131072})
+        self.assertAlmostEqual(best["pathbench_gb_per_s"], 9.0)  # qd 16, 128 KiB, THP
+        self.assertEqual(best["pathbench_setting"], {"queue_depth": 16, "block_size": 131072,
+                                                     "staging_memory": "registered-thp"})
         fastest = max(summary["settings"], key=lambda s: s["fio_gb_per_s"])
         self.assertAlmostEqual(best["fio_gb_per_s"], fastest["fio_gb_per_s"])
-        self.assertAlmostEqual(best["ratio"], 8.0 / fastest["fio_gb_per_s"])
-        self.assertIn("best: fio ", stdout)
+        self.assertEqual(best["fio_setting"], {"queue_depth": fastest["queue_depth"],
+                                               "block_size": fastest["block_size"],
+                                               "variant": fastest["fio_variant"]})
+        self.assertAlmostEqual(best["ratio"], 9.0 / fastest["fio_gb_per_s"])
+        self.assertIn("(qd 16 bs 128k registered-thp): ratio", stdout)
+        table = [line.split() for line in stdout.splitlines() if line.startswith(" 16  128k ")]
+        self.assertEqual(len(table), 1, stdout)
+        self.assertEqual(table[0][-1], "registered-thp")  # the table names the best staging
         kept = json.loads(self.summary.with_suffix(".pathbench.json").read_text())
-        self.assertEqual(len(kept["cases"]), 6, "pathbench's results are kept beside the summary")
+        self.assertEqual(len(kept["cases"]), 4 * len(SETTINGS),
+                         "pathbench's results are kept beside the summary")
 
     def test_rounds_alternate_the_tools_and_compare_medians(self) -> None:
         fake = self.fake_pathbench()
-        stdout, summary = self.measure("--with-pathbench", "--rounds", "2",
+        stdout, summary = self.measure("--buffers", "small", "--models", "aio",
+                                       "--with-pathbench", "--rounds", "2",
+                                       "--pathbench-repetitions", "2",
                                        env={"PATHBENCH": str(fake)})
         self.assertEqual(summary["rounds"], 2)
-        self.assertEqual(len(self.calls.read_text().splitlines()), 2 * len(SETTINGS))
-        self.assertEqual(sum(line.startswith("qd ") for line in stdout.splitlines()),
-                         2 * len(SETTINGS))
+        self.assertEqual(summary["pathbench_repetitions"], 2)
+        calls = self.logged_calls()
+        self.assertEqual(len(calls), 2 * len(SETTINGS))
+        for call in calls:
+            self.assertEqual(call[call.index("--repetitions") + 1], "2", call)
+        self.assertEqual(len(fio_lines(stdout)), 2 * len(SETTINGS))
         for s in summary["settings"]:
-            self.assertEqual(len(s["fio_rounds"]), 2)
-            self.assertAlmostEqual(s["fio_gb_per_s"], sum(s["fio_rounds"]) / 2)  # median of 2
+            rounds = s["fio"]["aio/small"]["rounds"]
+            self.assertEqual(len(rounds), 2)
+            self.assertAlmostEqual(s["fio_gb_per_s"], sum(rounds) / 2)  # median of 2
             pb = s["pathbench"]
             if pb["status"] != "ok":
                 continue
             self.assertEqual(len(pb["rounds"]), 2)
-            self.assertAlmostEqual(pb["gb_per_s"], s["queue_depth"] * 0.5 + 0.05)
-        self.assertIn("(medians of 2 rounds)", stdout)
+            self.assertAlmostEqual(pb["gb_per_s"], s["queue_depth"] * 0.5 + 1.05)
+            pinned = s["pathbench_variants"]["pinned"]
+            self.assertEqual(len(pinned["rounds"]), 2)
+            self.assertAlmostEqual(pinned["rounds"][1] - pinned["rounds"][0], 0.1)
+            self.assertAlmostEqual(pinned["gb_per_s"], s["queue_depth"] * 0.5 + 0.05)
+        self.assertIn(", medians of 2 rounds;", stdout)
         for name in (".pathbench.json", ".pathbench.round2.json"):
             kept = json.loads(Path(str(self.summary)[:-5] + name).read_text())
-            self.assertEqual(len(kept["cases"]), 6, name)
+            self.assertEqual(len(kept["cases"]), 4 * len(SETTINGS), name)
 
 
 def main() -> int:
