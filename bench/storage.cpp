@@ -106,8 +106,7 @@ class StorageFamily final : public DeclaredFamily {
     const StorageRequest r = decode_storage_request(spec);
     const std::uint64_t staging = r.method == Method::kPageableRead ? r.bytes
                                   : r.method == Method::kODirectPinned
-                                      ? staging_slot_count(r.queue_depth, r.bytes, r.chunk) *
-                                            round_up_to(r.chunk, kDirectIoAlignment)
+                                      ? r.slot_count() * r.slot_bytes()
                                       : 0;
     return {r.bytes + staging, r.bytes};
   }
@@ -118,8 +117,7 @@ class StorageFamily final : public DeclaredFamily {
     needs.gpu();
     if (r.staging_page() == PageType::kThp) needs.transparent_huge_pages();
     if (r.staging_page() == PageType::kHugetlb) {
-      needs.hugetlb_pages(staging_slot_count(r.queue_depth, r.bytes, r.chunk) *
-                          round_up_to(r.chunk, kDirectIoAlignment));
+      needs.hugetlb_pages(r.slot_count() * r.slot_bytes());
     }
     return needs.custom([r](const Machine& machine, int) -> std::optional<std::string> {
       const std::string dir = storage_dir(machine);
@@ -160,6 +158,12 @@ StorageRequest decode_storage_request(const CaseSpec& spec) {
   r.staging = kStagingMemory.decode_or(spec, StorageRequest::Staging::kPinned);
   r.staging_name = kStagingMemory.name_of(r.staging);
   return r;
+}
+
+std::uint64_t StorageRequest::slot_bytes() const { return round_up_to(chunk, kDirectIoAlignment); }
+
+std::uint64_t StorageRequest::slot_count() const {
+  return staging_slot_count(queue_depth, bytes, chunk);
 }
 
 std::optional<PageType> StorageRequest::staging_page() const {

@@ -164,9 +164,8 @@ class StorageBench final : public BlockBench {
   // The staging slots (pinned or registered, 4096-aligned), an event per slot, and the reader
   // with its threads: all before the first sample, so that none of it is timed.
   void prepare_pinned() {
-    const std::uint64_t length = round_up_to(r_.chunk, kDirectIoAlignment);
-    const std::uint64_t count = staging_slot_count(r_.queue_depth, r_.bytes, r_.chunk);
-    slot_bytes_ = length;
+    const std::uint64_t length = r_.slot_bytes();
+    const std::uint64_t count = r_.slot_count();
     if (const std::optional<PageType> page = r_.staging_page()) {
       registered_ = PlacedHostMemory({HostMemoryKind::kRegistered, count * length, page});
       for (Check& c : registered_.checks("staging slots")) checks_.push_back(std::move(c));
@@ -219,7 +218,7 @@ class StorageBench final : public BlockBench {
     const double mean_tail = s.passes ? s.tail_seconds / static_cast<double>(s.passes) : 0;
     Check c{"direct_io", true,
             concat("O_DIRECT open succeeded; ", std::to_string(reader_->slots()),
-                   " staging slots of ", format_bytes(slot_bytes_), " (", staging_detail(),
+                   " staging slots of ", format_bytes(r_.slot_bytes()), " (", staging_detail(),
                    "), 4096-aligned; chunk offsets and lengths rounded to 4096; "
                    "queue depth ",
                    std::to_string(r_.queue_depth), " (", readers, "); at most ",
@@ -236,7 +235,7 @@ class StorageBench final : public BlockBench {
                    format_seconds(s.max_tail_seconds), "), against ", format_seconds(mean_reads),
                    " of reads"),
             nlohmann::ordered_json::object()};
-    c.value["slot_bytes"] = slot_bytes_;
+    c.value["slot_bytes"] = r_.slot_bytes();
     c.value["slots"] = reader_->slots();
     c.value["staging_memory"] = r_.staging_name;
     c.value["queue_depth"] = r_.queue_depth;
@@ -347,7 +346,6 @@ class StorageBench final : public BlockBench {
   std::unique_ptr<std::byte[]> pageable_;       // pageable_read's buffer
   std::vector<PinnedHostMemory> pinned_;        // odirect_pinned's slots, staging_memory=pinned
   PlacedHostMemory registered_;                 // or one registered region holding them all
-  std::uint64_t slot_bytes_ = 0;                // each slot's length (the chunk, block-rounded)
   std::vector<Event> copied_;                   // per slot: recorded behind its latest copy
   std::unique_ptr<QueuedDirectReader> reader_;  // after its fd and slots: joined before they go
   std::unique_ptr<CufileFile> handle_;

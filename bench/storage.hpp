@@ -38,6 +38,10 @@ struct StorageRequest {
 
   // The registered region's page type; nothing for cudaHostAlloc'd slots.
   std::optional<PageType> staging_page() const;
+  // odirect_pinned's staging slots: each the chunk rounded up to O_DIRECT's block, and how many
+  // (measure/queued_direct_reader.hpp's staging_slot_count).
+  std::uint64_t slot_bytes() const;
+  std::uint64_t slot_count() const;
 
   // The file is opened with O_DIRECT (bypassing the page cache).
   bool direct_io() const { return method == Method::kODirectPinned || method == Method::kCufile; }
