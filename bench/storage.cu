@@ -31,6 +31,7 @@
 #include "placement/direct_io.hpp"
 #include "placement/file_handle.hpp"
 #include "placement/page_cache.hpp"
+#include "placement/thread_placement.hpp"
 
 namespace pathbench {
 
@@ -80,6 +81,7 @@ class StorageBench final : public BlockBench {
   StorageBench(const StorageRequest& r, const Machine& machine, int device)
       : BlockBench(storage_shape(r)),
         r_(r),
+        thread_(machine, machine.gpu_local_node(device)),
         device_(make_current(device)),
         location_(probe_storage(storage_dir(machine))),
         dest_(r.bytes),
@@ -88,6 +90,7 @@ class StorageBench final : public BlockBench {
         cache_fd_(open_file(file_.path(), O_RDONLY, "page-cache control")),
         image_(std::make_unique_for_overwrite<std::byte[]>(r.bytes)) {
     checks_.push_back(storage_location_check(location_));
+    checks_.push_back(thread_.check());
     if (r.direct_io()) direct_fd_ = open_direct(file_.path(), location_);
     if (r.method == Method::kPageableRead) {
       pageable_ = std::make_unique_for_overwrite<std::byte[]>(r.bytes);
@@ -167,7 +170,8 @@ class StorageBench final : public BlockBench {
     const std::uint64_t length = r_.slot_bytes();
     const std::uint64_t count = r_.slot_count();
     if (const std::optional<PageType> page = r_.staging_page()) {
-      registered_ = PlacedHostMemory({HostMemoryKind::kRegistered, count * length, page});
+      registered_ =
+          PlacedHostMemory({HostMemoryKind::kRegistered, count * length, page, thread_.node()});
       for (Check& c : registered_.checks("staging slots")) checks_.push_back(std::move(c));
     }
     std::vector<std::span<std::byte>> slots;
@@ -213,7 +217,8 @@ class StorageBench final : public BlockBench {
     const QueuedReadStats s = reader_->stats();
     const std::string readers = reader_->threads() == 0
                                     ? std::string("the measuring thread reads")
-                                    : concat(std::to_string(reader_->threads()), " reader threads");
+                                    : concat(std::to_string(reader_->threads()),
+                                             " reader threads on the measuring thread's CPUs");
     const double mean_reads = s.passes ? s.reads_seconds / static_cast<double>(s.passes) : 0;
     const double mean_tail = s.passes ? s.tail_seconds / static_cast<double>(s.passes) : 0;
     Check c{"direct_io", true,
@@ -334,6 +339,9 @@ class StorageBench final : public BlockBench {
   }
 
   StorageRequest r_;
+  // On the GPU's NUMA node, where the staging memory is then allocated; the reader's threads,
+  // started from this one, inherit its CPUs.
+  ThreadPlacement thread_;
   int device_;
   StorageLocation location_;
   Stream stream_;

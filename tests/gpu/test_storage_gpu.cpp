@@ -102,6 +102,11 @@ void expect_measured_and_verified(const MeasuredCase& m, const std::string& cach
       EXPECT_GE(f.get<double>(), kWarmMinResident) << cache_check->detail;
     }
   }
+  // The measuring thread (and the reader threads it starts) on the GPU's node, where the
+  // staging memory is allocated; passed above, so it ran where it was bound.
+  const Check* thread = m.check("thread_placement");
+  ASSERT_NE(thread, nullptr);
+  std::cout << "note: " << thread->detail << "\n";
   const Check* loc = m.check("storage_location");
   ASSERT_NE(loc, nullptr);
   EXPECT_TRUE(loc->value.contains("block_device")) << loc->detail;
