@@ -28,6 +28,26 @@ std::string scheduler_of(const fs::path& queue) {
   return chosen.empty() ? std::string(trim(*text)) : chosen;
 }
 
+std::optional<std::uint64_t> read_count(const fs::path& path) {
+  const auto text = read_file_if_present(path);
+  if (!text) return std::nullopt;
+  const auto v = parse_int(*text);
+  if (!v || *v < 0) return std::nullopt;
+  return static_cast<std::uint64_t>(*v);
+}
+
+// The entries of mq/ ("0", "1", ...): one per hardware queue. Nothing where the device has no
+// mq/ (device-mapper and md devices queue through the disks below them).
+std::optional<std::uint64_t> hardware_queue_count(const fs::path& mq) {
+  std::error_code ec;
+  if (!fs::is_directory(mq, ec)) return std::nullopt;
+  std::uint64_t n = 0;
+  for (const auto& e : fs::directory_iterator(mq, ec)) {
+    n += e.is_directory(ec) && parse_int(e.path().filename().string()) ? 1 : 0;
+  }
+  return n;
+}
+
 std::optional<fs::path> resolved(const fs::path& link) {
   std::error_code ec;
   const fs::path p = fs::canonical(link, ec);
@@ -48,6 +68,9 @@ BlockDevice read_at(const fs::path& dir, int depth) {
     if (const auto v = parse_int(*r); v && (*v == 0 || *v == 1)) d.rotational = *v == 1;
   }
   d.scheduler = scheduler_of(disk / "queue");
+  d.max_segments = read_count(disk / "queue" / "max_segments");
+  d.max_sectors_kb = read_count(disk / "queue" / "max_sectors_kb");
+  d.hardware_queues = hardware_queue_count(disk / "mq");
   d.raid_level = read_trimmed(disk / "md" / "level");
   d.backing_file = read_trimmed(disk / "loop" / "backing_file");
   if (depth >= kMaxSlaveDepth) return d;
@@ -104,6 +127,12 @@ nlohmann::ordered_json to_json(const BlockDevice& d) {
   j["vendor"] = d.vendor;
   j["rotational"] = d.rotational ? nlohmann::ordered_json(*d.rotational) : nullptr;
   j["scheduler"] = d.scheduler;
+  const auto count = [](const std::optional<std::uint64_t>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  j["max_segments"] = count(d.max_segments);
+  j["max_sectors_kb"] = count(d.max_sectors_kb);
+  j["hardware_queues"] = count(d.hardware_queues);
   if (!d.raid_level.empty()) j["raid_level"] = d.raid_level;
   if (!d.backing_file.empty()) j["backing_file"] = d.backing_file;
   nlohmann::ordered_json slaves = nlohmann::ordered_json::array();
@@ -120,6 +149,16 @@ std::string describe(const BlockDevice& d) {
   if (d.rotational) s += *d.rotational ? ", rotational" : ", non-rotational";
   if (!d.scheduler.empty()) s += ", scheduler " + d.scheduler;
   if (!d.backing_file.empty()) s += ", backed by " + d.backing_file;
+  if (d.hardware_queues) {
+    s += ", " + std::to_string(*d.hardware_queues) +
+         (*d.hardware_queues == 1 ? " hardware queue" : " hardware queues");
+  }
+  if (d.max_segments || d.max_sectors_kb) {
+    s += ", requests of at most ";
+    if (d.max_segments) s += std::to_string(*d.max_segments) + " segments";
+    if (d.max_segments && d.max_sectors_kb) s += " and ";
+    if (d.max_sectors_kb) s += std::to_string(*d.max_sectors_kb) + " KiB";
+  }
   s += ")";
   if (!d.slaves.empty()) {
     s += " on ";

@@ -24,8 +24,16 @@ struct BlockDevice {
   std::string disk;    // the whole device holding it ("nvme0n1"); `name` when no partition
   std::string model;   // the disk's device/model, trimmed; "" where the driver has none (virtio)
   std::string vendor;  // the disk's device/vendor ("ATA", "0x1af4" for virtio); often ""
-  std::optional<bool> rotational;   // queue/rotational
-  std::string scheduler;            // queue/scheduler's choice: "none", "mq-deadline", ...
+  std::optional<bool> rotational;  // queue/rotational
+  std::string scheduler;           // queue/scheduler's choice: "none", "mq-deadline", ...
+  // How much of the disk one reader can reach: queue/max_segments (the most memory pieces one
+  // request may gather: an O_DIRECT read into scattered 4 KiB pages is one segment per page, so
+  // a 1 MiB read into them needs 256 and is split where the disk takes fewer, as virtio's 254),
+  // queue/max_sectors_kb (the largest request the kernel sends) and the hardware queues (mq/
+  // entries: an NVMe drive has one per CPU or so, a virtio disk often one).
+  std::optional<std::uint64_t> max_segments;
+  std::optional<std::uint64_t> max_sectors_kb;
+  std::optional<std::uint64_t> hardware_queues;
   std::string raid_level;           // md devices: md/level ("raid0")
   std::string backing_file;         // loop devices: loop/backing_file
   std::vector<BlockDevice> slaves;  // device-mapper and md: the devices it is built on
@@ -33,7 +41,8 @@ struct BlockDevice {
 
 nlohmann::ordered_json to_json(const BlockDevice& device);
 
-// "nvme0n1p2 (disk nvme0n1, model "X", non-rotational, scheduler none)" and its slaves.
+// "nvme0n1p2 (disk nvme0n1, model "X", non-rotational, scheduler none)" and its slaves; where
+// sysfs gave them, also ", 32 hardware queues, requests of at most 128 segments and 1280 KiB".
 std::string describe(const BlockDevice& device);
 
 // The device of device number major:minor, else of `mount_source` when it is /dev/NAME or

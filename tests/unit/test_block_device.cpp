@@ -123,6 +123,56 @@ TEST(BlockDevice, AVirtioDiskHasNoModelAndIsCalledRotational) {
   EXPECT_EQ(d->scheduler, "mq-deadline");
   EXPECT_EQ(describe(*d), "vda (no model, rotational, scheduler mq-deadline)");
   EXPECT_EQ(to_json(*d).at("model"), "");
+  EXPECT_EQ(to_json(*d).at("max_segments"), nullptr);  // not in this tree
+}
+
+// What one reader can reach, as the H100 VMs' virtio disk showed it: one hardware queue and at
+// most 254 segments per request (a 1 MiB read into 4 KiB pages needs 256), against an NVMe
+// drive's queue per CPU. mq/ holds one numbered directory per queue and nothing else counts.
+TEST(BlockDevice, SegmentsRequestSizeAndHardwareQueuesAreRead) {
+  BlockTree t;
+  const fs::path vda =
+      t.disk("pci0000:00/0000:00:02.0/virtio1/block", "vda", "254:0", "1", "none [mq-deadline]");
+  t.write(vda / "queue/max_segments", "254");
+  t.write(vda / "queue/max_sectors_kb", "4096");
+  fs::create_directories(vda / "mq/0");
+  const auto d = read_block_device(254, 0, "/dev/vda", t.root());
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->max_segments, std::optional<std::uint64_t>(254));
+  EXPECT_EQ(d->max_sectors_kb, std::optional<std::uint64_t>(4096));
+  EXPECT_EQ(d->hardware_queues, std::optional<std::uint64_t>(1));
+  EXPECT_EQ(describe(*d),
+            "vda (no model, rotational, scheduler mq-deadline, 1 hardware queue, requests of at "
+            "most 254 segments and 4096 KiB)");
+  const auto j = to_json(*d);
+  EXPECT_EQ(j.at("max_segments"), 254);
+  EXPECT_EQ(j.at("max_sectors_kb"), 4096);
+  EXPECT_EQ(j.at("hardware_queues"), 1);
+
+  BlockTree n;
+  const fs::path nvme = n.disk(kNvme0, "nvme0n1", "259:0", "0", "[none] mq-deadline kyber bfq");
+  n.partition(nvme, "nvme0n1p2", "259:2");
+  n.write(nvme / "queue/max_segments", "127");
+  for (int q = 0; q < 32; ++q) fs::create_directories(nvme / "mq" / std::to_string(q));
+  n.write(nvme / "mq/not-a-queue", "x");  // a file, not a queue
+  const auto p = read_block_device(259, 2, "/dev/nvme0n1p2", n.root());
+  ASSERT_TRUE(p);  // a partition: the disk's queue
+  EXPECT_EQ(p->hardware_queues, std::optional<std::uint64_t>(32));
+  EXPECT_EQ(p->max_segments, std::optional<std::uint64_t>(127));
+  EXPECT_FALSE(p->max_sectors_kb);
+  EXPECT_NE(describe(*p).find(", 32 hardware queues, requests of at most 127 segments)"),
+            std::string::npos)
+      << describe(*p);
+
+  BlockTree bad;
+  const fs::path odd = bad.disk("virtual/block", "loop0", "7:0", "0", "none");
+  bad.write(odd / "queue/max_segments", "lots");
+  bad.write(odd / "queue/max_sectors_kb", "-1");
+  const auto o = read_block_device(7, 0, "/dev/loop0", bad.root());
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->max_segments);  // not a count: left empty, not guessed
+  EXPECT_FALSE(o->max_sectors_kb);
+  EXPECT_FALSE(o->hardware_queues);  // no mq/
 }
 
 // A stripe: md0 (RAID0) over both drives, each described with its own model.
@@ -221,6 +271,7 @@ TEST(BlockDevice, MissingFilesLeaveFieldsEmpty) {
   EXPECT_FALSE(d->rotational);
   EXPECT_EQ(d->scheduler, "");
   EXPECT_EQ(to_json(*d).at("rotational"), nullptr);
+  EXPECT_EQ(to_json(*d).at("hardware_queues"), nullptr);
   EXPECT_EQ(describe(*d), "zram0 (no model)");
 }
 
