@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # An independent reference for the storage family's queue_depth axis: fio reads a file in a
-# folder with O_DIRECT at queue depths 1, 4 and 16 and block sizes 128k and 1m (the settings of
-# the scenario storage-queue-depth), so that pathbench's odirect_pinned figure can be set beside
-# what the disk gives a tool that shares no code with it. Not part of the build or of pathbench.
+# folder with O_DIRECT at the queue depths and block sizes given (default 1, 4, 16 x 128k, 1m: the
+# settings of the scenario storage-queue-depth), so that pathbench's odirect_pinned figure can be
+# set beside what the disk gives a tool that shares no code with it. Not part of pathbench.
 #
-#   scripts/reference/fio_storage.sh --storage-dir DIR [--size SIZE] [--ioengine ENGINE]
-#                                    [--models LIST] [--buffers LIST] [--loops N] [--rounds N]
-#                                    [--out FILE] [--with-pathbench] [--pathbench-repetitions N]
-#                                    [--keep-file]
+#   scripts/reference/fio_storage.sh --storage-dir DIR [--size SIZE] [--queue-depths LIST]
+#                                    [--block-sizes LIST] [--ioengine ENGINE] [--models LIST]
+#                                    [--buffers LIST] [--loops N] [--rounds N] [--out FILE]
+#                                    [--with-pathbench] [--pathbench-repetitions N]
+#                                    [--staging-memories LIST] [--keep-file]
 #
 #   --storage-dir DIR  the folder to measure (the one given to `pathbench run --storage-dir`), on
 #                      a disk file system (tmpfs has no O_DIRECT); a test file is written there
 #                      and removed at the end (unless --keep-file)
-#   --size SIZE        the test file's size, as fio reads it: digits and K, M or G (powers of
-#                      1024); default 1G, the size of pathbench's storage-queue-depth cases
+#   --size SIZE        the test file's size, as fio (and with --with-pathbench pathbench) reads
+#                      it: digits and K, M or G (powers of 1024), at least 1M; default 1G, the
+#                      size of pathbench's storage-queue-depth cases
+#   --queue-depths LIST  the reads in flight, comma-separated integers in [1, 256] (default
+#                      1,4,16; e.g. 1,4,16,32,64 for an NVMe stripe)
+#   --block-sizes LIST the bytes per read, comma-separated, digits followed by k or m (KiB, MiB),
+#                      each a multiple of 4k and at most the file's size (default 128k,1m)
 #   --ioengine ENGINE  the aio model's engine: libaio (default) or io_uring
 #   --models LIST      how fio keeps QD reads in flight, comma-separated (default aio,threads):
 #                        aio      one job submits QD asynchronous reads (ENGINE --iodepth=QD)
@@ -41,17 +47,25 @@
 #                      a disk whose rate drifts from minute to minute (a shared or virtual one)
 #                      then moves both alike, and the figures compared are medians over rounds
 #   --out FILE         the JSON summary (default ./fio_storage.json), written atomically
-#   --with-pathbench   right after fio at each setting, run `pathbench run scenarios/storage.json
-#                      --filter '/chunk=BS/queue_depth=QD(/staging_memory=[a-z0-9-]+)?$'
-#                      --storage-dir DIR`: that setting's storage-queue-depth case (staging slots
-#                      in cudaHostAlloc'd memory: staging_memory pinned) and its
-#                      storage-staging-memory cases (registered-4k, registered-thp,
-#                      registered-hugetlb), and print their medians beside fio's, the best one's
-#                      ratio to fio's best, and both tools' best settings; pathbench's results are
-#                      kept beside the summary (FILE with .pathbench.json: round 1,
-#                      .pathbench.round2.json ...)
-#   --pathbench-repetitions N  with --with-pathbench: pathbench run --repetitions N (samples per
-#                      case, default the scenario's 5), to keep a round short
+#   --with-pathbench   write a scenario of fio's settings (one scenario, fio-reference: family
+#                      storage, method odirect_pinned, bytes the file's size, cache cold, chunk
+#                      the block sizes, queue_depth the depths, staging_memory the
+#                      --staging-memories) and right after fio at each setting run `pathbench run
+#                      SCENARIO --filter '/chunk=BS/queue_depth=QD/staging_memory=[a-z0-9-]+$'
+#                      --storage-dir DIR`: that setting's cases, one per staging memory (pinned:
+#                      the slots in cudaHostAlloc'd memory; registered-4k, registered-thp,
+#                      registered-hugetlb: one region of those pages), and print their medians
+#                      beside fio's, the best one's ratio to fio's best, and both tools' best
+#                      settings. pathbench refuses a queue depth above the file's chunk count
+#                      (SIZE / BS, rounded up), and so does this script with it; DIR needs room
+#                      for pathbench's file of SIZE too. The scenario and pathbench's results are
+#                      kept beside the summary (FILE with .scenario.json, to rerun it;
+#                      .pathbench.json: round 1, .pathbench.round2.json ...)
+#   --pathbench-repetitions N  with --with-pathbench: the scenario's repetitions (samples per
+#                      case, default 5), to keep a round short
+#   --staging-memories LIST  with --with-pathbench: the staging memories of pathbench's cases,
+#                      comma-separated, of pinned, registered-4k, registered-thp,
+#                      registered-hugetlb (default all four)
 #   --keep-file        leave the test file in DIR
 #
 # Each setting drops the file's pages first (fio --invalidate=1; O_DIRECT bypasses the cache
@@ -71,9 +85,10 @@ fio="${FIO:-fio}"
 pathbench="${PATHBENCH:-$root/build/release/pathbench}"
 python="${PYTHON:-python3}"
 me="fio_storage.sh"
-queue_depths=(1 4 16)
-block_sizes=(128k 1m)
 
+chunk_of() {  # 128k -> 131072
+  case "$1" in *k) echo $((${1%k} * 1024)) ;; *m) echo $((${1%m} * 1024 * 1024)) ;; esac
+}
 usage() { awk 'NR < 7 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; }
 bad() {
   echo "$me: $*" >&2
@@ -83,11 +98,12 @@ bad() {
 
 dir="" size="1G" engine="libaio" models_arg="aio,threads" buffers_arg="small,huge" loops=3
 rounds=1 out="fio_storage.json" with_pathbench=0 pb_repetitions="" keep=0 buffers_named=0
+depths_arg="1,4,16" block_sizes_arg="128k,1m" memories_arg="" memories_named=0
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --storage-dir|--size|--ioengine|--models|--buffers|--loops|--rounds|--out|\
-      --pathbench-repetitions)
+      --pathbench-repetitions|--queue-depths|--block-sizes|--staging-memories)
       (($# > 1)) || bad "$1 needs a value"
       case "$1" in
         --storage-dir) dir="$2" ;;
@@ -99,6 +115,9 @@ while (($#)); do
         --rounds) rounds="$2" ;;
         --out) out="$2" ;;
         --pathbench-repetitions) pb_repetitions="$2" ;;
+        --queue-depths) depths_arg="$2" ;;
+        --block-sizes) block_sizes_arg="$2" ;;
+        --staging-memories) memories_arg="$2" memories_named=1 ;;
       esac
       shift ;;
     --with-pathbench) with_pathbench=1 ;;
@@ -142,6 +161,54 @@ if [[ -n "$pb_repetitions" ]]; then
     bad "--pathbench-repetitions '$pb_repetitions' is not an integer in [1, 100000]"
   ((with_pathbench)) || bad "--pathbench-repetitions needs --with-pathbench"
 fi
+[[ "$depths_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
+  bad "--queue-depths '$depths_arg' is not a comma-separated list of integers in [1, 256]"
+IFS=, read -r -a queue_depths <<<"$depths_arg"
+declare -A named_depths=()
+for qd in "${queue_depths[@]}"; do
+  if [[ ! "$qd" =~ ^[1-9][0-9]{0,2}$ ]] || ((qd > 256)); then
+    bad "--queue-depths '$depths_arg': '$qd' is not an integer in [1, 256]"
+  fi
+  [[ -z "${named_depths[$qd]:-}" ]] || bad "--queue-depths '$depths_arg' names $qd twice"
+  named_depths[$qd]=1
+done
+[[ "$block_sizes_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
+  bad "--block-sizes '$block_sizes_arg' is not a comma-separated list of sizes such as 128k, 1m"
+IFS=, read -r -a block_sizes <<<"$block_sizes_arg"
+declare -A named_sizes=()  # bytes -> the name given (1024k and 1m are one size)
+for bs in "${block_sizes[@]}"; do
+  [[ "$bs" =~ ^[1-9][0-9]{0,6}[km]$ ]] ||
+    bad "--block-sizes '$block_sizes_arg': '$bs' is not digits followed by k or m (e.g. 128k, 1m)"
+  chunk=$(chunk_of "$bs")
+  ((chunk % 4096 == 0)) ||
+    bad "--block-sizes '$block_sizes_arg': '$bs' is not a multiple of 4k (O_DIRECT's block)"
+  if [[ "${named_sizes[$chunk]:-}" == "$bs" ]]; then
+    bad "--block-sizes '$block_sizes_arg' names $bs twice"
+  elif [[ -n "${named_sizes[$chunk]:-}" ]]; then
+    bad "--block-sizes '$block_sizes_arg' names one size twice: ${named_sizes[$chunk]} and $bs"
+  fi
+  named_sizes[$chunk]="$bs"
+done
+if ((memories_named)); then
+  ((with_pathbench)) || bad "--staging-memories needs --with-pathbench"
+  [[ "$memories_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
+    bad "--staging-memories '$memories_arg' is not a comma-separated list of pinned," \
+      "registered-4k, registered-thp, registered-hugetlb"
+else
+  memories_arg="pinned,registered-4k,registered-thp,registered-hugetlb"
+fi
+IFS=, read -r -a staging_memories <<<"$memories_arg"
+declare -A named_memories=()
+for memory in "${staging_memories[@]}"; do
+  case "$memory" in
+    pinned|registered-4k|registered-thp|registered-hugetlb) ;;
+    *) bad "--staging-memories '$memories_arg': '$memory' is not pinned, registered-4k," \
+         "registered-thp or registered-hugetlb" ;;
+  esac
+  [[ -z "${named_memories[$memory]:-}" ]] ||
+    bad "--staging-memories '$memories_arg' names $memory twice"
+  named_memories[$memory]=1
+done
 [[ -e "$out" && ! -f "$out" ]] && bad "--out '$out' exists and is not a regular file"
 out_dir="$(dirname -- "$out")"
 [[ -d "$out_dir" && -w "$out_dir" ]] || bad "--out '$out': the folder '$out_dir' is not writable"
@@ -152,8 +219,29 @@ case "${size: -1}" in
   G) bytes=$((${size%G} * 1024 * 1024 * 1024)) ;;
   *) bytes=$size ;;
 esac
-((bytes >= 1024 * 1024)) || bad "--size '$size' is under 1M: the 1m reads need at least one block"
+((bytes >= 1024 * 1024)) || bad "--size '$size' is under 1M, the smallest file pathbench reads"
 ((bytes % 4096 == 0)) || bad "--size '$size' is not a multiple of 4096 (O_DIRECT's block)"
+for bs in "${block_sizes[@]}"; do
+  chunk=$(chunk_of "$bs")
+  ((chunk <= bytes)) ||
+    bad "--block-sizes '$block_sizes_arg': '$bs' is larger than the --size '$size' file"
+done
+if ((with_pathbench)); then
+  # What pathbench's storage family refuses at load, refused here before fio runs.
+  ((bytes <= 64 * 1024 * 1024 * 1024)) ||
+    bad "--size '$size' is over 64G, the largest file pathbench's storage family reads"
+  for bs in "${block_sizes[@]}"; do
+    chunk=$(chunk_of "$bs")
+    ((chunk <= 1024 * 1024 * 1024)) ||
+      bad "--block-sizes '$block_sizes_arg': '$bs' is over 1024m, pathbench's largest chunk"
+    chunks=$(((bytes + chunk - 1) / chunk))
+    for qd in "${queue_depths[@]}"; do
+      ((qd <= chunks)) || bad "--queue-depths '$depths_arg': $qd reads in flight are more than" \
+        "the $chunks chunks of --block-sizes $bs in the --size $size file ($bytes bytes), which" \
+        "pathbench refuses; lower the depth or the block size, or raise --size"
+    done
+  done
+fi
 
 magic_name="$(stat -f -c %T -- "$dir")"
 case "$magic_name" in
@@ -163,8 +251,13 @@ esac
 fs_type="$(df --output=fstype -- "$dir" 2>/dev/null | tail -n 1)" || fs_type=""
 [[ -n "$fs_type" ]] || fs_type="$magic_name"
 free=$(($(stat -f -c '%a * %S' -- "$dir")))
-((free > bytes + 256 * 1024 * 1024)) ||
-  bad "--storage-dir '$dir' has $((free / 1048576)) MiB free; the $size file needs it plus 256 MiB"
+if ((with_pathbench)); then  # pathbench writes its own file of the same size beside fio's
+  ((free > 2 * bytes + 256 * 1024 * 1024)) || bad "--storage-dir '$dir' has $((free / 1048576))" \
+    "MiB free; the $size file and pathbench's of the same size need them plus 256 MiB"
+else
+  ((free > bytes + 256 * 1024 * 1024)) ||
+    bad "--storage-dir '$dir' has $((free / 1048576)) MiB free; the $size file needs it plus 256 MiB"
+fi
 
 command -v "$python" >/dev/null 2>&1 || bad "$python is needed to read fio's JSON (set PYTHON)"
 command -v "$fio" >/dev/null 2>&1 ||
@@ -173,9 +266,6 @@ if ((with_pathbench)); then
   [[ -x "$pathbench" ]] || bad "$pathbench not found; build it (scripts/setup.sh) or set PATHBENCH"
 fi
 
-chunk_of() {  # 128k -> 131072
-  case "$1" in *k) echo $((${1%k} * 1024)) ;; *m) echo $((${1%m} * 1024 * 1024)) ;; esac
-}
 threads_of() {  # the threads model's thread count at depth $1, block $2 bytes: QD, or one per block
   local blocks=$((bytes / $2))
   echo $(($1 < blocks ? $1 : blocks))
@@ -249,6 +339,39 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# pathbench's cases at fio's settings: the same file size, block sizes and depths; kept beside the
+# summary by the summary's step.
+scenario="$work/fio-reference.scenario.json"
+if ((with_pathbench)); then
+  "$python" - "$scenario" "$bytes" "$size" "${pb_repetitions:-5}" "${queue_depths[*]}" \
+    "${block_sizes[*]}" "${staging_memories[*]}" <<'EOF'
+import json, sys
+path, size, label, repetitions, qds, bss, memories = sys.argv[1:]
+units = {"k": 1024, "m": 1024 * 1024}
+chunks = [int(bs[:-1]) * units[bs[-1]] for bs in bss.split()]
+description = ("Written by scripts/reference/fio_storage.sh: O_DIRECT into staging slots at the "
+               f"settings fio read (a cold {label} file of {size} bytes, queue depths "
+               f"{', '.join(qds.split())}, block sizes {', '.join(bss.split())}), each staging "
+               "memory given")
+document = {
+    "schema": "pathbench.scenario/v1",
+    "description": description,
+    "scenarios": [{
+        "name": "fio-reference",
+        "description": description,
+        "family": "storage",
+        "repetitions": int(repetitions),
+        "axes": {"method": ["odirect_pinned"], "bytes": [int(size)], "cache": ["cold"],
+                 "chunk": chunks, "queue_depth": [int(qd) for qd in qds.split()],
+                 "staging_memory": memories.split()},
+    }],
+}
+with open(path, "w") as f:
+    json.dump(document, f, indent=2)
+    f.write("\n")
+EOF
+fi
+
 fio_or_fail() {  # fio's own message on failure, then exit 1
   if ! "$fio" "$@" >"$work/fio.out" 2>"$work/fio.err"; then
     echo "$me: fio failed: $fio $*" >&2
@@ -261,8 +384,6 @@ echo "$me: writing the $size test file $file ($fs_type)" >&2
 fio_or_fail --name=layout --filename="$file" --rw=write --bs=1m --size="$bytes" --direct=1 \
   --ioengine=psync --end_fsync=1 --output-format=json --output="$work/layout.json"
 
-((with_pathbench && bytes != 1024 * 1024 * 1024)) &&
-  echo "$me: note: pathbench's storage-queue-depth cases read a 1 GiB file, fio a $size one" >&2
 pb_status=0
 for ((round = 1; round <= rounds; round++)); do
   ((rounds == 1)) || echo "$me: round $round of $rounds" >&2
@@ -308,12 +429,11 @@ print(f"qd {qd:>3} bs {bs:>5} GB/s {max(rates.values()):.3f} ({each})")
 EOF
       ((with_pathbench)) || continue
       pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
-      pb_args=(run "$root/scenarios/storage.json"
-        --filter "/chunk=$chunk/queue_depth=$qd(/staging_memory=[a-z0-9-]+)?\$"
-        --storage-dir "$dir" --out "$pb")
-      [[ -z "$pb_repetitions" ]] || pb_args+=(--repetitions "$pb_repetitions")
       status=0
-      "$pathbench" "${pb_args[@]}" >"$work/pathbench.log" 2>&1 || status=$?
+      # That setting's cases, one per staging memory (the scenario has only fio's settings).
+      "$pathbench" run "$scenario" \
+        --filter "/chunk=$chunk/queue_depth=$qd/staging_memory=[a-z0-9-]+\$" \
+        --storage-dir "$dir" --out "$pb" >"$work/pathbench.log" 2>&1 || status=$?
       if [[ ! -f "$pb" ]]; then
         cat "$work/pathbench.log" >&2
         echo "$me: pathbench exited $status without a result" >&2
@@ -349,10 +469,11 @@ done
 # fio's best variant; each tool's best setting; pathbench's results merged per round beside it.
 "$python" - "$work" "$out" "$dir" "$fs_type" "$bytes" "$engine" "$loops" "$rounds" \
   "$with_pathbench" "$("$fio" --version)" "${queue_depths[*]}" "${block_sizes[*]}" \
-  "${models[*]}" "${buffers[*]}" "$buffers_skipped" "$pb_repetitions" <<'EOF'
+  "${models[*]}" "${buffers[*]}" "$buffers_skipped" "$pb_repetitions" "${staging_memories[*]}" \
+  "$scenario" <<'EOF'
 import json, os, statistics, sys, tempfile
 (work, out, folder, fs_type, size, engine, loops, rounds, with_pb, version, qds,
- bss, models, buffers, buffers_skipped, pb_repetitions) = sys.argv[1:]
+ bss, models, buffers, buffers_skipped, pb_repetitions, memories, scenario) = sys.argv[1:]
 models, buffers = models.split(), buffers.split()
 variants = [f"{m}/{b}" for m in models for b in buffers]
 rounds, with_pb = int(rounds), with_pb == "1"
@@ -441,10 +562,14 @@ summary = {"schema": "pathbench.fio_storage_reference/v2", "fio_version": versio
            "storage_dir": os.path.abspath(folder), "fs_type": fs_type, "file_bytes": int(size),
            "ioengine": engine, "models": models, "buffers": buffers,
            "buffers_skipped": {"huge": buffers_skipped} if buffers_skipped else {},
-           "loops": int(loops), "rounds": rounds,
+           "loops": int(loops), "rounds": rounds, "queue_depths": [int(qd) for qd in qds.split()],
+           "block_sizes": [int(bs[:-1]) * units[bs[-1]] for bs in bss.split()],
            "unit": "GB/s (1e9 bytes per second)", "settings": rows}
+base = out[:-5] if out.endswith(".json") else out
 if with_pb:
     summary["pathbench_repetitions"] = int(pb_repetitions) if pb_repetitions else None
+    summary["staging_memories"] = memories.split()
+    summary["pathbench_scenario"] = os.path.abspath(base + ".scenario.json")
     widths = {v: max(11, len(v) + 4) for v in variants}
     print(f"{'qd':>3} {'bs':>5} " + " ".join(f"{'fio ' + v:>{widths[v]}}" for v in variants)
           + f" {'pathbench':>10} {'ratio':>6}  staging memory  (GB/s"
@@ -476,8 +601,9 @@ if with_pb:
               f"{pb_best['pathbench']['staging_memory']}): ratio {best['ratio']:.2f}")
 for row in rows:
     del row["bs"]
+if with_pb:
+    write_atomically(summary["pathbench_scenario"], json.load(open(scenario)))
 write_atomically(out, summary)
-base = out[:-5] if out.endswith(".json") else out
 for r, document in merged.items():
     write_atomically(base + (".pathbench.json" if r == 1 else f".pathbench.round{r}.json"),
                      document)

@@ -4,18 +4,20 @@
     python3 tests/e2e/test_fio_reference.py --pathbench build/release/pathbench --source .
 
 Bad input exits 3 naming the option (no folder, a tmpfs folder, a bad size, engine, model list,
-buffer list or loop count, an unknown argument, fio missing, --buffers huge without reserved huge
-pages), --help prints the usage; with fio installed, a 4 MiB file is read at queue depths 1, 4, 16
-and block sizes 128k, 1m: one line per setting with each fio variant (model/buffers), a JSON
-summary with a positive rate for each, the test file removed; the default buffers leave huge out
-with a note where too few huge pages are free, and as root one test reserves them (restoring the
-old count) and measures the huge variants. --with-pathbench runs the real binary (without a GPU
-its queue_depth and staging_memory cases skip: the summary says so with pathbench's reason) and a
-stand-in binary whose result holds known medians per staging memory: one run per setting right
-after fio's with the filter that takes all of that setting's staging memories, each one's figure
-printed, the best one's ratio to fio's best variant, each tool's best setting; --rounds 2
-alternates the tools twice and compares medians over the rounds, --pathbench-repetitions reaches
-pathbench as --repetitions.
+buffer list, loop count, queue depths, block sizes or staging memories, an unknown argument, fio
+missing, --buffers huge without reserved huge pages, with --with-pathbench a depth above the file's
+chunk count), --help prints the usage; with fio installed, a 4 MiB file is read at queue depths 1,
+4, 16 and block sizes 128k, 1m (or at --queue-depths 2 --block-sizes 64k: one setting): one line
+per setting with each fio variant (model/buffers), a JSON summary with a positive rate for each,
+the test file removed; the default buffers leave huge out with a note where too few huge pages are
+free, and as root one test reserves them (restoring the old count) and measures the huge variants.
+--with-pathbench writes a scenario of fio's settings (the file's size, the block sizes, the depths,
+the staging memories), kept beside the summary, and runs the real binary on it (without a GPU its
+cases skip: the summary says so with pathbench's reason) and a stand-in binary whose result holds
+known medians per staging memory: one run per setting right after fio's with the filter that takes
+all of that setting's staging memories, each one's figure printed, the best one's ratio to fio's
+best variant, each tool's best setting; --rounds 2 alternates the tools twice and compares medians
+over the rounds, --pathbench-repetitions becomes the scenario's repetitions.
 Exits 77 (CTest SKIP_RETURN_CODE) after the checks that need no fio when fio is not installed
 (scripts/setup.sh --test-deps installs it). Standard library only.
 """
@@ -39,8 +41,11 @@ SOURCE: Path = Path(".")
 EXIT_SKIP = 77
 EXIT_BAD_INPUT = 3
 SETTINGS = [(qd, bs) for qd in (1, 4, 16) for bs in (128 * 1024, 1024 * 1024)]
-BS_NAMES = {128 * 1024: "128k", 1024 * 1024: "1m"}
+ONE_SETTING = [(2, 64 * 1024)]  # --queue-depths 2 --block-sizes 64k
+BS_NAMES = {64 * 1024: "64k", 128 * 1024: "128k", 1024 * 1024: "1m"}
 FILE_BYTES = 4 * 1024 * 1024  # the --size 4M the measuring tests give
+# With --with-pathbench at the default settings: 16 chunks of 1 MiB for queue depth 16.
+PATHBENCH_FILE_BYTES = 16 * 1024 * 1024
 STAGING_MEMORIES = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
 HUGETLB_REASON = "no hugetlb pages reserved (HugePages_Free 0)"
 NR_HUGEPAGES = Path("/proc/sys/vm/nr_hugepages")
@@ -82,14 +87,15 @@ def huge_pages() -> tuple[int, int]:
             fields.get("Hugepagesize", 0) * 1024)
 
 
-def huge_pages_needed(page: int, file_bytes: int = FILE_BYTES) -> int:
+def huge_pages_needed(page: int, file_bytes: int = FILE_BYTES,
+                      settings: list[tuple[int, int]] = SETTINGS) -> int:
     """fio's huge-page buffers at the setting that needs the most, as the script reckons them:
     each job's buffer (aio: QD x BS, one job; threads: BS, one thread per QD or per block) rounded
     up to the page, plus one page."""
     def per_job(buffer: int) -> int:
         return -(-buffer // page) + 1
     return max(max(per_job(qd * bs), min(qd, file_bytes // bs) * per_job(bs))
-               for qd, bs in SETTINGS)
+               for qd, bs in settings)
 
 
 def fio_lines(stdout: str) -> list[tuple[int, str, str, float, dict[str, float]]]:
@@ -124,7 +130,9 @@ class BadInput(unittest.TestCase):
         out = run("--help")
         self.assertEqual(out.returncode, 0, out.stderr)
         for option in ("--storage-dir DIR", "--models LIST", "--buffers LIST", "--with-pathbench",
-                       "--pathbench-repetitions N", "shmhuge", "staging_memory"):
+                       "--pathbench-repetitions N", "shmhuge", "staging_memory",
+                       "--queue-depths LIST", "--block-sizes LIST", "--staging-memories LIST",
+                       ".scenario.json"):
             self.assertIn(option, out.stdout)
 
     def test_each_bad_value_is_named(self) -> None:
@@ -177,6 +185,67 @@ class BadInput(unittest.TestCase):
                       self.refused("--storage-dir", self.dir, "--pathbench-repetitions", "2"))
         self.assertEqual(os.listdir(self.dir), [], "bad input leaves nothing behind")
 
+    def test_bad_settings_are_named(self) -> None:
+        depths = "is not an integer in [1, 256]"
+        for value in ("0", "257", "x", "1,-4", "04"):
+            self.assertIn(f"--queue-depths '{value}': '{value.split(',')[-1]}' {depths}",
+                          self.refused("--storage-dir", self.dir, "--queue-depths", value))
+        for value in ("", "1,", "1,,4"):
+            self.assertIn(f"--queue-depths '{value}' is not a comma-separated list",
+                          self.refused("--storage-dir", self.dir, "--queue-depths", value))
+        self.assertIn("--queue-depths '4,16,4' names 4 twice",
+                      self.refused("--storage-dir", self.dir, "--queue-depths", "4,16,4"))
+        self.assertIn("--block-sizes '3k': '3k' is not a multiple of 4k",
+                      self.refused("--storage-dir", self.dir, "--block-sizes", "3k"))
+        for value in ("5000", "1g", "128K", "0k", "k"):
+            self.assertIn(f"--block-sizes '128k,{value}': '{value}' is not digits followed by k "
+                          "or m", self.refused("--storage-dir", self.dir, "--block-sizes",
+                                               f"128k,{value}"))
+        self.assertIn("--block-sizes '1m,1m' names 1m twice",
+                      self.refused("--storage-dir", self.dir, "--block-sizes", "1m,1m"))
+        self.assertIn("--block-sizes '1024k,1m' names one size twice: 1024k and 1m",
+                      self.refused("--storage-dir", self.dir, "--block-sizes", "1024k,1m"))
+        self.assertIn("--block-sizes '128k,8m': '8m' is larger than the --size '4M' file",
+                      self.refused("--storage-dir", self.dir, "--size", "4M",
+                                   "--block-sizes", "128k,8m"))
+        self.assertIn("--block-sizes needs a value", self.refused("--storage-dir", self.dir,
+                                                                  "--block-sizes"))
+        self.assertIn("--staging-memories 'pinned,foo': 'foo' is not pinned, registered-4k, "
+                      "registered-thp or registered-hugetlb",
+                      self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                   "--staging-memories", "pinned,foo"))
+        self.assertIn("--staging-memories 'pinned,pinned' names pinned twice",
+                      self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                   "--staging-memories", "pinned,pinned"))
+        self.assertIn("--staging-memories '' is not a comma-separated list",
+                      self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                   "--staging-memories", ""))
+        self.assertIn("--staging-memories needs --with-pathbench",
+                      self.refused("--storage-dir", self.dir, "--staging-memories", "pinned"))
+        self.assertEqual(os.listdir(self.dir), [], "bad input leaves nothing behind")
+
+    def test_a_depth_above_the_chunk_count_is_refused_with_pathbench(self) -> None:
+        # pathbench refuses it at load; the script says so before fio runs. The defaults' qd 16
+        # at 1m is more than a 4 MiB file's 4 chunks; 64 at 128k more than its 32.
+        env = {"PATHBENCH": str(PATHBENCH)}
+        self.assertIn("--queue-depths '1,4,16': 16 reads in flight are more than the 4 chunks of "
+                      "--block-sizes 1m in the --size 4M file (4194304 bytes)",
+                      self.refused("--storage-dir", self.dir, "--size", "4M", "--with-pathbench",
+                                   env=env))
+        message = self.refused("--storage-dir", self.dir, "--size", "4M", "--with-pathbench",
+                               "--queue-depths", "32,64", "--block-sizes", "128k", env=env)
+        self.assertIn("--queue-depths '32,64': 64 reads in flight are more than the 32 chunks of "
+                      "--block-sizes 128k in the --size 4M file", message)
+        self.assertIn("pathbench refuses", message)
+        # A partial last chunk counts, as pathbench counts it: 1 MiB + 4 KiB is 2 chunks of 1m.
+        self.assertIn("3 reads in flight are more than the 2 chunks of --block-sizes 1m in the "
+                      "--size 1052672 file", self.refused(
+                          "--storage-dir", self.dir, "--size", "1052672", "--with-pathbench",
+                          "--queue-depths", "2,3", "--block-sizes", "1m", env=env))
+        self.assertIn("--size '65G' is over 64G", self.refused(
+            "--storage-dir", self.dir, "--size", "65G", "--with-pathbench", env=env))
+        self.assertEqual(os.listdir(self.dir), [], "bad input leaves nothing behind")
+
     @unittest.skipUnless(HAVE_FIO, "fio is not installed (the huge-page check comes after fio's)")
     def test_huge_buffers_without_reserved_pages_are_refused(self) -> None:
         free, page = huge_pages()
@@ -191,6 +260,13 @@ class BadInput(unittest.TestCase):
             self.assertIn("> /proc/sys/vm/nr_hugepages", message)
         else:
             self.assertIn("no huge pages", message)
+        # Reckoned at the settings chosen: qd 32 at 1m needs more than the defaults.
+        deep = [(32, 1024 * 1024)]
+        if page and free < huge_pages_needed(page, 32 * 1024 * 1024, deep):
+            self.assertIn(f"{huge_pages_needed(page, 32 * 1024 * 1024, deep)} are needed (",
+                          self.refused("--storage-dir", self.dir, "--size", "32M",
+                                       "--buffers", "huge", "--queue-depths", "32",
+                                       "--block-sizes", "1m"))
         self.assertEqual(os.listdir(self.dir), [], "bad input leaves nothing behind")
 
     def test_a_memory_file_system_is_refused(self) -> None:
@@ -212,28 +288,34 @@ class Measures(unittest.TestCase):
     def tearDown(self) -> None:
         self.tmp.cleanup()
 
-    def measure(self, *extra: str, env: dict[str, str] | None = None) -> tuple[str, dict]:
-        out = run("--storage-dir", str(self.dir), "--size", "4M", "--loops", "1",
+    def measure(self, *extra: str, size: str = "4M",
+                env: dict[str, str] | None = None) -> tuple[str, dict]:
+        out = run("--storage-dir", str(self.dir), "--size", size, "--loops", "1",
                   "--out", str(self.summary), *extra, env=env)
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         self.assertEqual(list(self.dir.iterdir()), [], "the test file is removed")
         self.stderr = out.stderr
         return out.stdout, json.loads(self.summary.read_text())
 
-    def check_fio(self, stdout: str, summary: dict, variants: list[str]) -> None:
-        """One line per setting with every variant's rate, X their best; the summary's per
-        variant figures and the best one."""
+    def check_fio(self, stdout: str, summary: dict, variants: list[str],
+                  settings: list[tuple[int, int]] = SETTINGS,
+                  file_bytes: int = FILE_BYTES) -> None:
+        """One line per setting with every variant's rate, X their best; the summary's settings,
+        per variant figures and the best one."""
         lines = fio_lines(stdout)
         self.assertEqual([(qd, bs) for qd, bs, *_ in lines],
-                         [(qd, BS_NAMES[bs]) for qd, bs in SETTINGS])
+                         [(qd, BS_NAMES[bs]) for qd, bs in settings])
         for _, _, unit, best, each in lines:
             self.assertEqual(unit, "GB/s")
             self.assertEqual(list(each), variants)
             self.assertGreater(min(each.values()), 0.0)
             self.assertEqual(best, max(each.values()))
         self.assertEqual(summary["schema"], "pathbench.fio_storage_reference/v2")
+        self.assertEqual(summary["file_bytes"], file_bytes)
         self.assertEqual([(s["queue_depth"], s["block_size"]) for s in summary["settings"]],
-                         SETTINGS)
+                         settings)
+        self.assertEqual(summary["queue_depths"], list(dict.fromkeys(qd for qd, _ in settings)))
+        self.assertEqual(summary["block_sizes"], list(dict.fromkeys(bs for _, bs in settings)))
         for s in summary["settings"]:
             self.assertEqual(list(s["fio"]), variants)
             for variant, figure in s["fio"].items():
@@ -241,7 +323,7 @@ class Measures(unittest.TestCase):
                 self.assertEqual(len(figure["rounds"]), summary["rounds"])
                 if variant.startswith("threads/"):
                     self.assertEqual(figure["threads"],
-                                     min(s["queue_depth"], FILE_BYTES // s["block_size"]))
+                                     min(s["queue_depth"], file_bytes // s["block_size"]))
                 else:
                     self.assertNotIn("threads", figure)
             self.assertEqual(s["fio_variant"], max(s["fio"], key=lambda v: s["fio"][v]["gb_per_s"]))
@@ -300,18 +382,35 @@ class Measures(unittest.TestCase):
         self.assertNotIn("note:", self.stderr)
         self.assertEqual(huge_pages()[0], free, "fio gave its huge pages back")
 
+    def test_chosen_settings_are_read(self) -> None:
+        stdout, summary = self.measure("--buffers", "small", "--queue-depths", "2",
+                                       "--block-sizes", "64k")
+        self.check_fio(stdout, summary, ["aio/small", "threads/small"], settings=ONE_SETTING)
+        self.assertEqual(len(fio_lines(stdout)), 1)
+        [setting] = summary["settings"]
+        self.assertEqual((setting["queue_depth"], setting["block_size"]), (2, 65536))
+        self.assertEqual(setting["fio"]["threads/small"]["threads"], 2)
+        for key in ("staging_memories", "pathbench_scenario", "pathbench_repetitions"):
+            self.assertNotIn(key, summary)
+        self.assertFalse(self.summary.with_suffix(".scenario.json").exists())
+
     def test_the_real_binary_without_a_gpu_skips_and_says_why(self) -> None:
-        stdout, summary = self.measure("--buffers", "small", "--with-pathbench",
+        stdout, summary = self.measure("--buffers", "small", "--queue-depths", "2",
+                                       "--block-sizes", "64k", "--with-pathbench",
                                        "--pathbench-repetitions", "1",
                                        env={"PATHBENCH": str(PATHBENCH)})
+        self.check_fio(stdout, summary, ["aio/small", "threads/small"], settings=ONE_SETTING)
         self.assertEqual(summary["pathbench_repetitions"], 1)
+        self.assertEqual(summary["staging_memories"], STAGING_MEMORIES)
+        scenario = self.kept_scenario(summary)
+        self.assertEqual(scenario["scenarios"][0]["repetitions"], 1)
         skipped = 0
         for s in summary["settings"]:
-            setting = f"/chunk={s['block_size']}/queue_depth={s['queue_depth']}"
+            setting = f"/bytes={FILE_BYTES}/cache=cold/chunk={s['block_size']}" \
+                f"/queue_depth={s['queue_depth']}"
             each = s["pathbench_variants"]
-            self.assertEqual(list(each), STAGING_MEMORIES, "storage-staging-memory's cases run")
-            self.assertTrue(each["pinned"]["id"].endswith(setting), each["pinned"])
-            for memory in STAGING_MEMORIES[1:]:
+            self.assertEqual(list(each), STAGING_MEMORIES, "every staging memory's case runs")
+            for memory in STAGING_MEMORIES:
                 self.assertTrue(each[memory]["id"].endswith(f"{setting}/staging_memory={memory}"),
                                 each[memory])
             pb = s["pathbench"]
@@ -329,14 +428,39 @@ class Measures(unittest.TestCase):
         self.assertEqual(sum(line.startswith("  pathbench skipped: ")
                              for line in stdout.splitlines()), skipped)
         self.assertIn(" pathbench  ratio  staging memory", stdout)
+        kept = json.loads(self.summary.with_suffix(".pathbench.json").read_text())
+        self.assertEqual(len(kept["cases"]), len(STAGING_MEMORIES))
+
+    def kept_scenario(self, summary: dict) -> dict:
+        """The scenario the script wrote, kept beside the summary and named in it."""
+        path = self.summary.with_suffix(".scenario.json")
+        self.assertEqual(summary["pathbench_scenario"], str(path.resolve()))
+        scenario = json.loads(path.read_text())
+        self.assertEqual(scenario["schema"], "pathbench.scenario/v1")
+        self.assertEqual(len(scenario["scenarios"]), 1)
+        self.assertEqual(scenario["scenarios"][0]["name"], "fio-reference")
+        self.assertIn("fio_storage.sh", scenario["scenarios"][0]["description"])
+        self.assertEqual(scenario["scenarios"][0]["family"], "storage")
+        return scenario
+
+    def check_scenario(self, scenario: dict, file_bytes: int, settings: list[tuple[int, int]],
+                       memories: list[str], repetitions: int) -> None:
+        [one] = scenario["scenarios"]
+        self.assertEqual(one["repetitions"], repetitions)
+        self.assertEqual(one["axes"], {
+            "method": ["odirect_pinned"], "bytes": [file_bytes], "cache": ["cold"],
+            "chunk": list(dict.fromkeys(bs for _, bs in settings)),
+            "queue_depth": list(dict.fromkeys(qd for qd, _ in settings)),
+            "staging_memory": memories})
 
     def fake_pathbench(self) -> Path:
-        """A stand-in binary: run with one setting's filter, its result holds that setting's
-        cases that the filter takes, one per staging memory, with known medians: pinned qd * 0.5
-        GB/s (+ 0.1 in the second round), registered-4k half of it, registered-thp pinned + 1,
-        registered-hugetlb skipped; at qd 16 / 1 MiB all but hugetlb failed. Each call's
-        arguments are logged (a JSON list a line), so the test sees the order of the fio and
-        pathbench runs, the filter and the repetitions."""
+        """A stand-in binary: run on the script's scenario with one setting's filter, its result
+        holds the scenario's cases that the filter takes (chunk x queue_depth x staging_memory
+        from its axes), with known medians: pinned qd * 0.5 GB/s (+ 0.1 in the second round),
+        registered-4k half of it, registered-thp pinned + 1, registered-hugetlb skipped; at
+        qd 16 / 1 MiB all but hugetlb failed. Each call's arguments and the scenario it was given
+        are logged (a JSON object a line), so the test sees the order of the fio and pathbench
+        runs, the scenario, the filter and the options."""
         fake = Path(self.tmp.name) / "fake-pathbench"
         self.calls = Path(self.tmp.name) / "calls.log"
         fake.write_text(textwrap.dedent("""\
@@ -344,24 +468,24 @@ class Measures(unittest.TestCase):
             import json, re, sys
             LOG = @LOG@
             args = sys.argv[1:]
-            assert args[0] == "run" and args[1].endswith("scenarios/storage.json"), args
+            assert args[0] == "run" and args[1].endswith(".scenario.json"), args
+            scenario = json.load(open(args[1]))
             pattern = args[args.index("--filter") + 1]
             out = args[args.index("--out") + 1]
             with open(LOG, "a") as log:
-                log.write(json.dumps(args) + "\\n")
-            filters = [call[call.index("--filter") + 1]
+                log.write(json.dumps({"args": args, "scenario": scenario}) + "\\n")
+            filters = [call["args"][call["args"].index("--filter") + 1]
                        for call in map(json.loads, open(LOG).read().splitlines())]
             second_round = filters.count(pattern) == 2
+            axes = scenario["scenarios"][0]["axes"]
             cases = []
-            for qd in (1, 4, 16):
-                for chunk in (131072, 1048576):
-                    for memory in @MEMORIES@:
-                        params = {"chunk": chunk, "queue_depth": qd}
-                        case_id = ("storage/method=odirect_pinned/bytes=1073741824/cache=cold/"
-                                   f"chunk={chunk}/queue_depth={qd}")
-                        if memory != "pinned":
-                            params["staging_memory"] = memory
-                            case_id += f"/staging_memory={memory}"
+            for qd in axes["queue_depth"]:
+                for chunk in axes["chunk"]:
+                    for memory in axes["staging_memory"]:
+                        params = {"method": "odirect_pinned", "bytes": axes["bytes"][0],
+                                  "cache": "cold", "chunk": chunk, "queue_depth": qd,
+                                  "staging_memory": memory}
+                        case_id = "storage/" + "/".join(f"{k}={v}" for k, v in params.items())
                         if not re.search(pattern, case_id):
                             continue
                         case = {"id": case_id, "params": params}
@@ -378,29 +502,69 @@ class Measures(unittest.TestCase):
                         cases.append(case)
             json.dump({"schema": "pathbench.result/v1", "cases": cases}, open(out, "w"))
             sys.exit(2 if any(c["status"] == "failed" for c in cases) else 0)
-            """).replace("@LOG@", repr(str(self.calls))).replace(
-                "@MEMORIES@", repr(STAGING_MEMORIES)).replace("@HUGETLB@", repr(HUGETLB_REASON)))
+            """).replace("@LOG@", repr(str(self.calls))).replace("@HUGETLB@",
+                                                                 repr(HUGETLB_REASON)))
         fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
         return fake
 
     def logged_calls(self) -> list[list[str]]:
-        return [json.loads(line) for line in self.calls.read_text().splitlines()]
+        return [json.loads(line)["args"] for line in self.calls.read_text().splitlines()]
+
+    def logged_scenarios(self) -> list[dict]:
+        return [json.loads(line)["scenario"] for line in self.calls.read_text().splitlines()]
+
+    def test_pathbench_reads_the_file_fio_reads_at_the_chosen_settings(self) -> None:
+        fake = self.fake_pathbench()
+        memories = ["registered-thp", "pinned"]
+        stdout, summary = self.measure("--buffers", "small", "--queue-depths", "2",
+                                       "--block-sizes", "64k", "--with-pathbench",
+                                       "--staging-memories", ",".join(memories),
+                                       env={"PATHBENCH": str(fake)})
+        self.check_fio(stdout, summary, ["aio/small", "threads/small"], settings=ONE_SETTING)
+        [call] = self.logged_calls()
+        self.assertEqual(call[call.index("--filter") + 1],
+                         "/chunk=65536/queue_depth=2/staging_memory=[a-z0-9-]+$")
+        self.assertNotIn("--repetitions", call)
+        [scenario] = self.logged_scenarios()
+        self.check_scenario(scenario, FILE_BYTES, ONE_SETTING, memories, 5)
+        self.assertEqual(self.kept_scenario(summary), scenario, "the scenario pathbench ran")
+        self.assertEqual(summary["staging_memories"], memories)
+        self.assertIsNone(summary["pathbench_repetitions"])
+        lines = stdout.splitlines()
+        first = lines.index(next(line for line in lines if line.startswith("qd   2 bs   64k")))
+        self.assertEqual(lines[first + 1], "  pathbench GB/s 2.000 (pinned 1.000, "
+                         "registered-thp 2.000)")
+        [s] = summary["settings"]
+        self.assertEqual(list(s["pathbench_variants"]), ["pinned", "registered-thp"])
+        self.assertEqual(s["pathbench"]["staging_memory"], "registered-thp")
+        self.assertEqual(s["pathbench"]["id"], "storage/method=odirect_pinned/bytes=4194304/"
+                         "cache=cold/chunk=65536/queue_depth=2/staging_memory=registered-thp")
+        self.assertAlmostEqual(s["pathbench"]["gb_per_s"], 2.0)
+        self.assertEqual(summary["best"]["pathbench_setting"],
+                         {"queue_depth": 2, "block_size": 65536,
+                          "staging_memory": "registered-thp"})
 
     def test_pathbench_figures_stand_beside_fio_with_the_ratio(self) -> None:
         fake = self.fake_pathbench()
         stdout, summary = self.measure("--buffers", "small", "--with-pathbench",
-                                       env={"PATHBENCH": str(fake)})
-        self.check_fio(stdout, summary, ["aio/small", "threads/small"])
-        # One pathbench run per setting, right after fio's, filtered to that setting's cases of
-        # every staging memory; no --repetitions unless asked for.
+                                       size="16M", env={"PATHBENCH": str(fake)})
+        self.check_fio(stdout, summary, ["aio/small", "threads/small"],
+                       file_bytes=PATHBENCH_FILE_BYTES)
+        # One pathbench run per setting, right after fio's, on the scenario of fio's settings,
+        # filtered to that setting's cases of every staging memory.
         calls = self.logged_calls()
         self.assertEqual([call[call.index("--filter") + 1] for call in calls],
-                         [f"/chunk={bs}/queue_depth={qd}(/staging_memory=[a-z0-9-]+)?$"
+                         [f"/chunk={bs}/queue_depth={qd}/staging_memory=[a-z0-9-]+$"
                           for qd, bs in SETTINGS])
         for call in calls:
             self.assertNotIn("--repetitions", call)
             self.assertEqual(call[call.index("--storage-dir") + 1], str(self.dir))
         self.assertIsNone(summary["pathbench_repetitions"])
+        scenario = self.kept_scenario(summary)
+        self.check_scenario(scenario, PATHBENCH_FILE_BYTES, SETTINGS, STAGING_MEMORIES, 5)
+        self.assertEqual(self.logged_scenarios(), [scenario] * len(SETTINGS))
+        self.assertEqual(summary["staging_memories"], STAGING_MEMORIES)
+        self.assertNotIn("note:", self.stderr)  # fio and pathbench read files of one size
         lines = stdout.splitlines()
         first = lines.index(next(line for line in lines if line.startswith("qd   1 bs  128k")))
         self.assertEqual(lines[first + 1], "  pathbench GB/s 1.500 (pinned 0.500, registered-4k "
@@ -426,7 +590,8 @@ class Measures(unittest.TestCase):
                 self.assertEqual(each[memory]["status"], "ok", memory)
                 self.assertAlmostEqual(each[memory]["gb_per_s"], median, msg=memory)
                 self.assertEqual(len(each[memory]["rounds"]), 1)
-            self.assertTrue(each["pinned"]["id"].endswith(setting), each["pinned"]["id"])
+            self.assertTrue(each["pinned"]["id"].endswith(f"{setting}/staging_memory=pinned"),
+                            each["pinned"]["id"])
             self.assertEqual(pb["status"], "ok")
             self.assertEqual(pb["staging_memory"], "registered-thp")
             self.assertEqual(pb["id"], each["registered-thp"]["id"])
@@ -455,14 +620,16 @@ class Measures(unittest.TestCase):
         fake = self.fake_pathbench()
         stdout, summary = self.measure("--buffers", "small", "--models", "aio",
                                        "--with-pathbench", "--rounds", "2",
-                                       "--pathbench-repetitions", "2",
+                                       "--pathbench-repetitions", "2", size="16M",
                                        env={"PATHBENCH": str(fake)})
         self.assertEqual(summary["rounds"], 2)
         self.assertEqual(summary["pathbench_repetitions"], 2)
         calls = self.logged_calls()
         self.assertEqual(len(calls), 2 * len(SETTINGS))
         for call in calls:
-            self.assertEqual(call[call.index("--repetitions") + 1], "2", call)
+            self.assertNotIn("--repetitions", call)  # the scenario's repetitions
+        for scenario in self.logged_scenarios():
+            self.check_scenario(scenario, PATHBENCH_FILE_BYTES, SETTINGS, STAGING_MEMORIES, 2)
         self.assertEqual(len(fio_lines(stdout)), 2 * len(SETTINGS))
         for s in summary["settings"]:
             rounds = s["fio"]["aio/small"]["rounds"]
