@@ -41,8 +41,9 @@ const IntegerAxis kChunk{"chunk", std::int64_t{4} << 10, std::int64_t{1} << 30,
                          "bytes per read of the chunked methods, a multiple of 4096 (default 8 "
                          "MiB); not for mmap"};
 const IntegerAxis kQueueDepth{"queue_depth", 1, 256,
-                              "O_DIRECT reads of `chunk` bytes kept in flight by as many reader "
-                              "threads (default 1: one synchronous read); odirect_pinned only"};
+                              "O_DIRECT reads of `chunk` bytes kept in flight (by as many reader "
+                              "threads, or by AIO with reader=aio; default 1: one synchronous "
+                              "read); odirect_pinned only"};
 const EnumAxis<StorageRequest::Staging> kStagingMemory{
     "staging_memory",
     {{"pinned", StorageRequest::Staging::kPinned},
@@ -53,17 +54,25 @@ const EnumAxis<StorageRequest::Staging> kStagingMemory{
     "registered-thp, registered-hugetlb: one mmap'd region of those pages, cudaHostRegister'ed "
     "and cut into slots (a read into scattered 4 KiB pages is a request of many segments)"};
 
+const EnumAxis<StorageRequest::Reader> kReader{
+    "reader",
+    {{"threads", StorageRequest::Reader::kThreads}, {"aio", StorageRequest::Reader::kAio}},
+    "odirect_pinned's reads in flight: threads (default): queue_depth threads, one synchronous "
+    "pread each; aio: Linux native AIO, the measuring thread keeping queue_depth reads submitted "
+    "(io_submit, io_getevents), as fio's libaio engine does"};
+
 class StorageFamily final : public DeclaredFamily {
  public:
   StorageFamily()
-      : DeclaredFamily({"storage",
-                        "A file to GPU memory: pageable read + cudaMemcpy, O_DIRECT at a queue "
-                        "depth into pinned slots pipelined with async copies, mmap + cudaMemcpy, "
-                        "and GPUDirect "
-                        "Storage (cuFile), from a cold or warm page cache; the destination is "
-                        "checked against the file's pattern after every sample",
-                        axis_schemas(kMethod, kBytes, kCache, kChunk, kQueueDepth, kStagingMemory),
-                        {"method", "bytes", "cache"}}) {}
+      : DeclaredFamily(
+            {"storage",
+             "A file to GPU memory: pageable read + cudaMemcpy, O_DIRECT at a queue "
+             "depth into pinned slots pipelined with async copies, mmap + cudaMemcpy, "
+             "and GPUDirect "
+             "Storage (cuFile), from a cold or warm page cache; the destination is "
+             "checked against the file's pattern after every sample",
+             axis_schemas(kMethod, kBytes, kCache, kChunk, kQueueDepth, kStagingMemory, kReader),
+             {"method", "bytes", "cache"}}) {}
 
   std::optional<std::string> invalid_combination(const CaseSpec& spec) const override {
     const StorageRequest r = decode_storage_request(spec);
@@ -74,6 +83,10 @@ class StorageFamily final : public DeclaredFamily {
     if (kStagingMemory.present(spec) && r.method != Method::kODirectPinned) {
       return concat("staging_memory applies to odirect_pinned only (", r.method_name,
                     " has no staging slots)");
+    }
+    if (kReader.present(spec) && r.method != Method::kODirectPinned) {
+      return concat("reader applies to odirect_pinned only (", r.method_name,
+                    " has no queued reader)");
     }
     if (r.method == Method::kODirectPinned && !r.cold()) {
       return std::string(
@@ -157,6 +170,8 @@ StorageRequest decode_storage_request(const CaseSpec& spec) {
   r.queue_depth = static_cast<std::uint64_t>(kQueueDepth.decode_or(spec, 1));
   r.staging = kStagingMemory.decode_or(spec, StorageRequest::Staging::kPinned);
   r.staging_name = kStagingMemory.name_of(r.staging);
+  r.reader = kReader.decode_or(spec, StorageRequest::Reader::kThreads);
+  r.reader_name = kReader.name_of(r.reader);
   return r;
 }
 

@@ -120,7 +120,7 @@ class StorageBench final : public BlockBench {
     std::vector<Check> all =
         timeline_copy_checks(a, TimelineCopyExpectation{"pinned", chunk_count(r_.bytes, r_.chunk),
                                                         false, "one copy per chunk of the file"});
-    all.push_back(copies_hidden_check(copies_under_ranges(timeline, "pread")));
+    all.push_back(copies_hidden_check(copies_under_ranges(timeline, reader_->read_range_name())));
     return all;
   }
 
@@ -129,8 +129,8 @@ class StorageBench final : public BlockBench {
            r_.method_name +
            (r_.method == Method::kMmap ? "" : " in " + format_bytes(r_.chunk) + " reads") +
            (r_.method == Method::kODirectPinned
-                ? concat(", ", std::to_string(r_.queue_depth), " in flight, staging slots ",
-                         r_.staging_name)
+                ? concat(", ", std::to_string(r_.queue_depth), " in flight (reader ",
+                         r_.reader_name, "), staging slots ", r_.staging_name)
                 : std::string()) +
            ", timed by the host steady clock from the first read" +
            (r_.method == Method::kMmap ? " (the mmap call)" : "") +
@@ -192,8 +192,9 @@ class StorageBench final : public BlockBench {
       }
       slots.emplace_back(slot, length);
     }
-    reader_ = std::make_unique<QueuedDirectReader>(direct_fd_.get(), file_.path(), r_.bytes,
-                                                   r_.chunk, r_.queue_depth, std::move(slots));
+    reader_ = std::make_unique<QueuedDirectReader>(
+        direct_fd_.get(), file_.path(), r_.bytes, r_.chunk, r_.queue_depth, std::move(slots),
+        r_.reader == StorageRequest::Reader::kAio ? ReadEngine::kAio : ReadEngine::kThreads);
   }
 
   // What the reader did, over every sample (warm-up included): how deep the queue reached, why
@@ -215,10 +216,12 @@ class StorageBench final : public BlockBench {
 
   Check direct_io_check() const {
     const QueuedReadStats s = reader_->stats();
-    const std::string readers = reader_->threads() == 0
-                                    ? std::string("the measuring thread reads")
-                                    : concat(std::to_string(reader_->threads()),
-                                             " reader threads on the measuring thread's CPUs");
+    const std::string readers =
+        reader_->engine() == ReadEngine::kAio
+            ? std::string("Linux native AIO: the measuring thread submits and reaps the reads")
+        : reader_->threads() == 0 ? std::string("the measuring thread reads")
+                                  : concat(std::to_string(reader_->threads()),
+                                           " reader threads on the measuring thread's CPUs");
     const double mean_reads = s.passes ? s.reads_seconds / static_cast<double>(s.passes) : 0;
     const double mean_tail = s.passes ? s.tail_seconds / static_cast<double>(s.passes) : 0;
     Check c{"direct_io", true,
@@ -244,6 +247,7 @@ class StorageBench final : public BlockBench {
     c.value["slots"] = reader_->slots();
     c.value["staging_memory"] = r_.staging_name;
     c.value["queue_depth"] = r_.queue_depth;
+    c.value["reader"] = r_.reader_name;
     c.value["reader_threads"] = reader_->threads();
     c.value["chunks_read"] = s.chunks;
     c.value["max_reads_queued"] = s.max_reads_queued;

@@ -27,6 +27,9 @@ struct StorageRequest {
   // A read into physically scattered 4 KiB pages is a request of one segment per page; the disk
   // may split it (a virtio disk's max_segments) and handles each segment.
   enum class Staging { kPinned, kRegistered4K, kRegisteredThp, kRegisteredHugetlb };
+  // odirect_pinned's reader: queue_depth threads of one pread each, or Linux native AIO from the
+  // measuring thread (measure/queued_direct_reader.hpp's ReadEngine).
+  enum class Reader { kThreads, kAio };
   Method method = Method::kPageableRead;
   std::string method_name;
   Cache cache = Cache::kCold;
@@ -35,6 +38,8 @@ struct StorageRequest {
   std::uint64_t queue_depth = 1;  // O_DIRECT reads in flight (odirect_pinned)
   Staging staging = Staging::kPinned;
   std::string staging_name = "pinned";
+  Reader reader = Reader::kThreads;
+  std::string reader_name = "threads";
 
   // The registered region's page type; nothing for cudaHostAlloc'd slots.
   std::optional<PageType> staging_page() const;

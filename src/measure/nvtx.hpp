@@ -18,14 +18,7 @@ class NvtxRange {
  public:
   NvtxRange(const std::string& name, const std::string& category, std::uint64_t bytes = 0) {
 #ifdef PATHBENCH_HAVE_NVTX
-    nvtxEventAttributes_t attr{};
-    attr.version = NVTX_VERSION;
-    attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    attr.message.ascii = name.c_str();
-    attr.category = category_id(category);
-    attr.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
-    attr.payload.ullValue = bytes;
+    const nvtxEventAttributes_t attr = attributes(name, category, bytes);
     nvtxDomainRangePushEx(domain(), &attr);
 #else
     (void)name;
@@ -42,7 +35,21 @@ class NvtxRange {
   }
 
  private:
+  friend class NvtxSpan;
 #ifdef PATHBENCH_HAVE_NVTX
+  // `name` must outlive the call that takes the attributes.
+  static nvtxEventAttributes_t attributes(const std::string& name, const std::string& category,
+                                          std::uint64_t bytes) {
+    nvtxEventAttributes_t attr{};
+    attr.version = NVTX_VERSION;
+    attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    attr.message.ascii = name.c_str();
+    attr.category = category_id(category);
+    attr.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    attr.payload.ullValue = bytes;
+    return attr;
+  }
   static nvtxDomainHandle_t domain() {
     static nvtxDomainHandle_t d = nvtxDomainCreateA("pathbench");
     return d;
@@ -60,6 +67,48 @@ class NvtxRange {
     return id;
   }
 #endif
+};
+
+// A range that need not nest: started on one thread, ended on any (an asynchronous read, from
+// its submission to its completion). Empty (nothing open) when default-made or ended.
+class NvtxSpan {
+ public:
+  NvtxSpan() = default;
+  NvtxSpan(const std::string& name, const std::string& category, std::uint64_t bytes = 0) {
+#ifdef PATHBENCH_HAVE_NVTX
+    const nvtxEventAttributes_t attr = NvtxRange::attributes(name, category, bytes);
+    id_ = nvtxDomainRangeStartEx(NvtxRange::domain(), &attr);
+    open_ = true;
+#else
+    (void)name;
+    (void)category;
+    (void)bytes;
+#endif
+  }
+  NvtxSpan(NvtxSpan&& o) noexcept : id_(o.id_), open_(o.open_) { o.open_ = false; }
+  NvtxSpan& operator=(NvtxSpan&& o) noexcept {
+    if (this != &o) {
+      end();
+      id_ = o.id_;
+      open_ = o.open_;
+      o.open_ = false;
+    }
+    return *this;
+  }
+  NvtxSpan(const NvtxSpan&) = delete;
+  NvtxSpan& operator=(const NvtxSpan&) = delete;
+  ~NvtxSpan() { end(); }
+
+  void end() noexcept {
+#ifdef PATHBENCH_HAVE_NVTX
+    if (open_) nvtxDomainRangeEnd(NvtxRange::domain(), id_);
+#endif
+    open_ = false;
+  }
+
+ private:
+  std::uint64_t id_ = 0;
+  bool open_ = false;
 };
 
 }  // namespace pathbench

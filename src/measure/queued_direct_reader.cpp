@@ -60,38 +60,55 @@ std::uint64_t staging_slot_count(std::uint64_t queue_depth, std::uint64_t file_b
                   chunk_count(file_bytes, chunk));
 }
 
-void pread_exactly(int fd, const std::string& file, std::byte* dst, std::uint64_t want,
-                   std::uint64_t ask, std::uint64_t offset, bool direct) {
-  std::uint64_t got = 0;
+namespace {
+
+// What a read that returned `n` after `got` bytes means: nothing when it added bytes and, for
+// O_DIRECT, left the next offset aligned (or finished); else the failure, naming the read.
+void check_read(const std::string& file, std::uint64_t want, std::uint64_t offset,
+                std::uint64_t got, std::int64_t n, int err, bool direct) {
+  if (n < 0) {
+    throw CaseFailure(read_of(file, want, offset) + " failed after " + std::to_string(got) +
+                      " bytes: " + std::system_category().message(err));
+  }
+  if (n == 0) {
+    throw CaseFailure(read_of(file, want, offset) + ": the file ended at byte " +
+                      std::to_string(offset + got) + " (shorter than when it was written?)");
+  }
+  const std::uint64_t now = got + static_cast<std::uint64_t>(n);
+  if (direct && now < want && !is_aligned_to(now, kDirectIoAlignment)) {
+    throw CaseFailure(read_of(file, want, offset) + ": a short O_DIRECT read (" +
+                      std::to_string(now) + " bytes) left the next offset unaligned");
+  }
+}
+
+// pread_exactly from `got` bytes already in `dst`.
+void read_rest(int fd, const std::string& file, std::byte* dst, std::uint64_t want,
+               std::uint64_t ask, std::uint64_t offset, bool direct, std::uint64_t got) {
   while (got < want) {
     const ssize_t n = ::pread(fd, dst + got, ask - got, static_cast<off_t>(offset + got));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      throw CaseFailure(read_of(file, want, offset) + " failed after " + std::to_string(got) +
-                        " bytes: " + std::system_category().message(err));
-    }
-    if (n == 0) {
-      throw CaseFailure(read_of(file, want, offset) + ": the file ended at byte " +
-                        std::to_string(offset + got) + " (shorter than when it was written?)");
-    }
+    check_read(file, want, offset, got, n, errno, direct);
     got += static_cast<std::uint64_t>(n);
-    if (direct && got < want && !is_aligned_to(got, kDirectIoAlignment)) {
-      throw CaseFailure(read_of(file, want, offset) + ": a short O_DIRECT read (" +
-                        std::to_string(got) + " bytes) left the next offset unaligned");
-    }
   }
+}
+
+}  // namespace
+
+void pread_exactly(int fd, const std::string& file, std::byte* dst, std::uint64_t want,
+                   std::uint64_t ask, std::uint64_t offset, bool direct) {
+  read_rest(fd, file, dst, want, ask, offset, direct, 0);
 }
 
 QueuedDirectReader::QueuedDirectReader(int fd, std::string file, std::uint64_t file_bytes,
                                        std::uint64_t chunk, std::uint64_t queue_depth,
-                                       std::vector<std::span<std::byte>> slots)
+                                       std::vector<std::span<std::byte>> slots, ReadEngine engine)
     : fd_(fd),
       file_(std::move(file)),
       file_bytes_(file_bytes),
       chunk_(chunk),
       queue_depth_(queue_depth),
-      slots_(std::move(slots)) {
+      slots_(std::move(slots)),
+      engine_(engine) {
   const std::string who = "queued O_DIRECT reader of " + file_ + ": ";
   if (chunk_ == 0 || !is_aligned_to(chunk_, kDirectIoAlignment)) {
     throw std::invalid_argument(who + "chunk " + std::to_string(chunk_) +
@@ -119,6 +136,12 @@ QueuedDirectReader::QueuedDirectReader(int fd, std::string file, std::uint64_t f
     }
   }
   finished_.reserve(slots_.size());
+  if (engine_ == ReadEngine::kAio) {
+    aio_ = std::make_unique<NativeAio>(static_cast<unsigned>(queue_depth_));
+    reading_.resize(slots_.size());
+    in_flight_.resize(slots_.size());
+    return;
+  }
   if (queue_depth_ == 1) return;  // the calling thread reads
   try {
     workers_.reserve(queue_depth_);
@@ -188,6 +211,26 @@ void QueuedDirectReader::work() {
 }
 
 void QueuedDirectReader::submit(const Job& job) {
+  if (aio_) {
+    const FileChunk c = file_chunk(job.index, file_bytes_, chunk_);
+    {
+      std::lock_guard lock(mutex_);
+      stats_.max_reads_in_pread = std::max(stats_.max_reads_in_pread, ++in_pread_);
+    }
+    reading_[job.slot] = job.index;
+    in_flight_[job.slot] = NvtxSpan(read_range_name(), "storage", c.read_length);
+    try {
+      aio_->submit_read(fd_, slots_[job.slot].data(), c.read_length, c.offset, job.slot);
+    } catch (const SystemError& e) {  // not queued: it finishes now, with the error
+      in_flight_[job.slot].end();
+      std::lock_guard lock(mutex_);
+      --in_pread_;
+      finished_.push_back({job.index, job.slot,
+                           std::make_exception_ptr(
+                               CaseFailure(read_of(file_, c.bytes, c.offset) + ": " + e.what()))});
+    }
+    return;
+  }
   if (workers_.empty()) {  // queue depth 1: read here, deliver next
     Finished f = run_job(job);
     std::lock_guard lock(mutex_);
@@ -201,9 +244,39 @@ void QueuedDirectReader::submit(const Job& job) {
   job_ready_.notify_one();
 }
 
+QueuedDirectReader::Finished QueuedDirectReader::reap(const NativeAio::Event& event) noexcept {
+  const std::size_t slot = static_cast<std::size_t>(event.tag);
+  Finished f{reading_[slot], slot, nullptr};
+  in_flight_[slot].end();
+  const FileChunk c = file_chunk(f.index, file_bytes_, chunk_);
+  try {
+    const std::int64_t n = event.result;
+    check_read(file_, c.bytes, c.offset, 0, n, n < 0 ? static_cast<int>(-n) : 0, true);
+    // A short read (the file's ragged end asks for more than it holds): the rest synchronously.
+    read_rest(fd_, file_, slots_[slot].data(), c.bytes, c.read_length, c.offset, true,
+              static_cast<std::uint64_t>(n));
+  } catch (...) {
+    f.error = std::current_exception();
+  }
+  return f;
+}
+
 std::vector<QueuedDirectReader::Finished> QueuedDirectReader::wait_finished() {
   std::vector<Finished> out;
   out.reserve(slots_.size());
+  if (aio_) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!finished_.empty()) {  // refused at submission
+        out.swap(finished_);
+        return out;
+      }
+    }
+    for (const NativeAio::Event& e : aio_->wait(queue_depth_)) out.push_back(reap(e));
+    std::lock_guard lock(mutex_);
+    in_pread_ -= out.size();
+    return out;
+  }
   std::unique_lock lock(mutex_);
   read_finished_.wait(lock, [&] { return !finished_.empty(); });
   out.swap(finished_);  // finished_ keeps out's reserve: a worker's push never allocates
@@ -266,7 +339,7 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
       // The disk gets its next reads before the burst is handed over (the copies queued for it
       // then run while those reads are in flight), into the spare slots. Not at queue depth 1:
       // there the calling thread reads, and reading first would hold the copy back a whole read.
-      if (!error && !workers_.empty()) fill();
+      if (!error && asynchronous()) fill();
       {
         std::lock_guard lock(mutex_);
         stats_.max_reads_per_wakeup =

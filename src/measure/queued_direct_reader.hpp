@@ -7,14 +7,16 @@
 // still be reading it until then. With one synchronous read in flight a storage device cannot
 // show what it can do; a deeper queue is what an NVMe drive (or a stripe of them) needs.
 //
-// The reads run on a fixed pool of queue_depth threads, started with the reader and joined when
-// it goes (no io_uring: nothing beyond the C++ library and POSIX). Every pread is an NVTX range
-// ("pread", category "storage", its bytes as payload), so a timeline shows the reads beside the
-// copies out of the slots. Queue depth 1 has no pool: the
+// Two engines keep the reads in flight. kThreads: a fixed pool of queue_depth threads, one
+// synchronous pread each, started with the reader and joined when it goes; every pread is an
+// NVTX range ("pread", category "storage", its bytes as payload). Queue depth 1 has no pool: the
 // calling thread reads, as a loader with one synchronous read does, without two thread hand-offs
-// per chunk. Nothing here touches CUDA: the slots are memory the caller owns (pinned in the
-// family, any aligned memory in a test) and a slot's release is a Completion, so the rules are
-// tested on a machine without a GPU.
+// per chunk. kAio: Linux native AIO (measure/native_aio.hpp), the calling thread submitting
+// queue_depth reads and reaping them as they complete, as fio's libaio engine does, with no
+// thread per read; each read is an NVTX range "aio_read" from its submission to its reaping.
+// Either way a timeline shows the reads beside the copies out of the slots. Nothing here touches
+// CUDA: the slots are memory the caller owns (pinned in the family, any aligned memory in a test)
+// and a slot's release is a Completion, so the rules are tested on a machine without a GPU.
 
 #include <condition_variable>
 #include <cstddef>
@@ -29,6 +31,8 @@
 #include <thread>
 #include <vector>
 
+#include "measure/native_aio.hpp"
+#include "measure/nvtx.hpp"
 #include "measure/pinned_staging_pool.hpp"
 #include "placement/direct_io.hpp"
 
@@ -48,6 +52,9 @@ inline constexpr std::uint64_t kMinSpareStagingSlots = 2;
 std::uint64_t staging_slot_count(std::uint64_t queue_depth, std::uint64_t file_bytes,
                                  std::uint64_t chunk);
 
+// How a QueuedDirectReader keeps its reads in flight (see above).
+enum class ReadEngine { kThreads, kAio };
+
 // Reads `want` bytes at `offset` of `fd` into `dst`, asking for `ask` (>= want: an O_DIRECT
 // read's rounded length, cut short by the end of the file), again after a short read. Throws
 // CaseFailure naming `file`, the offset and the length when pread fails (errno's text), when the
@@ -66,7 +73,8 @@ struct QueuedReadStats {
   std::uint64_t chunks = 0;  // read and delivered, over every read_all
   // Most reads submitted and not yet delivered at once: the queue depth the dispatcher kept.
   std::uint64_t max_reads_queued = 0;
-  // Most threads inside pread at once: how deep the queue reached the kernel.
+  // Most reads inside the kernel at once (threads inside pread; AIO reads submitted and not yet
+  // reaped): how deep the queue reached the kernel.
   std::uint64_t max_reads_in_pread = 0;
   // Times the dispatcher found no free slot and waited for the oldest copy, and how long it
   // waited in all: copies, not reads, were holding the queue back then. A wait follows a burst:
@@ -107,12 +115,15 @@ class QueuedDirectReader {
   // Reads `file_bytes` of `fd` (opened by the caller with O_DIRECT, outliving the reader; `file`
   // names it in messages) in `chunk` pieces, queue_depth at a time, into `slots` (memory the
   // caller owns, each at least `chunk` rounded up to kDirectIoAlignment and aligned to it).
-  // Starts queue_depth threads (none for 1). Throws std::invalid_argument for a zero or
+  // kThreads starts queue_depth threads (none for 1); kAio sets up an AIO context for
+  // queue_depth reads (SystemError naming io_setup when the kernel refuses). Throws
+  // std::invalid_argument for a zero or
   // unaligned chunk, a zero queue depth, a queue deeper than the file has chunks, fewer slots
   // than min(queue_depth + 1, chunks), or a slot too small or unaligned; CaseFailure naming the
   // count when the threads cannot be started (those that were are joined).
   QueuedDirectReader(int fd, std::string file, std::uint64_t file_bytes, std::uint64_t chunk,
-                     std::uint64_t queue_depth, std::vector<std::span<std::byte>> slots);
+                     std::uint64_t queue_depth, std::vector<std::span<std::byte>> slots,
+                     ReadEngine engine = ReadEngine::kThreads);
   // Stops and joins the threads.
   ~QueuedDirectReader();
   QueuedDirectReader(const QueuedDirectReader&) = delete;
@@ -126,6 +137,9 @@ class QueuedDirectReader {
   ReadAllTimes read_all(const OnChunk& on_chunk);
 
   std::uint64_t queue_depth() const { return queue_depth_; }
+  ReadEngine engine() const { return engine_; }
+  // The NVTX range every read is: "pread" (kThreads) or "aio_read" (kAio).
+  const char* read_range_name() const { return engine_ == ReadEngine::kAio ? "aio_read" : "pread"; }
   std::size_t threads() const { return workers_.size(); }
   std::size_t slots() const { return slots_.size(); }
   QueuedReadStats stats() const;
@@ -142,6 +156,8 @@ class QueuedDirectReader {
   };
 
   void work();
+  Finished reap(const NativeAio::Event& event) noexcept;
+  bool asynchronous() const { return !workers_.empty() || aio_ != nullptr; }
   void read_chunk(const Job& job);
   Finished run_job(const Job& job) noexcept;
   void submit(const Job& job);
@@ -153,6 +169,10 @@ class QueuedDirectReader {
   std::string file_;
   std::uint64_t file_bytes_, chunk_, queue_depth_;
   std::vector<std::span<std::byte>> slots_;
+  ReadEngine engine_;
+  std::unique_ptr<NativeAio> aio_;      // kAio
+  std::vector<std::uint64_t> reading_;  // kAio, per slot: the chunk being read into it
+  std::vector<NvtxSpan> in_flight_;     // kAio, per slot: its read's range
 
   mutable std::mutex mutex_;
   std::condition_variable job_ready_, read_finished_;

@@ -176,6 +176,35 @@ TEST(StorageGpuQueueDepth, ReadsInFlightReassembleTheFileInGpuMemory) {
   }
 }
 
+// Native AIO keeps the queue from the measuring thread: no reader threads, the same queue and
+// hand-overs, the file exact in GPU memory, at depths 1 and 16.
+TEST(StorageGpuReader, AioReadsReassembleTheFileWithoutReaderThreads) {
+  PATHBENCH_REQUIRE_GPU();
+  for (const std::int64_t depth : {1, 16}) {
+    CaseSpec spec = gpu_test_case("storage", {{"method", "odirect_pinned"},
+                                              {"bytes", 40 * kMiB + 12345},
+                                              {"cache", "cold"},
+                                              {"chunk", kMiB},
+                                              {"queue_depth", depth},
+                                              {"reader", "aio"}});
+    const Outcome o = run(spec);
+    if (o.skipped) GTEST_SKIP() << "skipped with its reason (printed above)";
+    expect_measured_and_verified(o.m, "cold");
+    const Check* direct = o.m.check("direct_io");
+    ASSERT_NE(direct, nullptr);
+    std::cout << "note: " << direct->detail << "\n";
+    std::cout << "note: " << o.m.result.id << " throughput " << o.m.median("throughput")
+              << " GB/s\n";
+    EXPECT_EQ(direct->value.at("reader"), "aio");
+    EXPECT_EQ(direct->value.at("reader_threads"), 0u);
+    EXPECT_EQ(direct->value.at("max_reads_queued"), static_cast<std::uint64_t>(depth));
+    EXPECT_EQ(direct->value.at("min_reads_queued_at_handover"), static_cast<std::uint64_t>(depth));
+    EXPECT_LE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(),
+              static_cast<std::uint64_t>(depth));
+    EXPECT_GE(direct->value.at("chunks_read").get<std::uint64_t>(), 41u * 3);
+  }
+}
+
 // The staging slots in one registered region of 4 KiB, THP or hugetlb pages: read into at depth
 // 4, the file still arrives exact, CUDA sees the region as host memory and the region is backed by
 // the pages asked for (huge_backing). registered-hugetlb skips without reserved pages.

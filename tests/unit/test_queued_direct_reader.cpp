@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -136,12 +137,29 @@ TEST(QueuedDirectReader, SlotCountIsTwiceTheQueueDepthAtLeastThreeButNoMoreThanT
   EXPECT_EQ(staging_slot_count(4, 4 * kChunk + 1, kChunk), 5u);  // a ragged fifth chunk
 }
 
-class QueueDepths : public ::testing::TestWithParam<std::uint64_t> {};
+// Every queue depth with each engine: a pool of pread threads, or native AIO from one thread.
+using DepthAndEngine = std::tuple<std::uint64_t, ReadEngine>;
+
+std::string depth_and_engine_name(const ::testing::TestParamInfo<DepthAndEngine>& info) {
+  return "qd" + std::to_string(std::get<0>(info.param)) +
+         (std::get<1>(info.param) == ReadEngine::kAio ? "_aio" : "_threads");
+}
+
+const auto kDepthsAndEngines = ::testing::Combine(
+    ::testing::Values(1u, 4u, 16u), ::testing::Values(ReadEngine::kThreads, ReadEngine::kAio));
+
+// The threads a reader of `depth` starts with `engine`: AIO and queue depth 1 read on the
+// calling thread.
+std::size_t threads_for(std::uint64_t depth, ReadEngine engine) {
+  return engine == ReadEngine::kAio || depth == 1 ? 0u : depth;
+}
+
+class QueueDepths : public ::testing::TestWithParam<DepthAndEngine> {};
 
 // A file of 40 chunks and a ragged end (the last O_DIRECT read is rounded up and cut short), read
 // twice by one reader (two samples), each copy done late.
 TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
-  const std::uint64_t depth = GetParam();
+  const auto [depth, engine] = GetParam();
   const std::uint64_t bytes = 40 * kChunk + 12345;
   const std::uint64_t chunks = 41;
   DirectFile f(bytes);
@@ -149,8 +167,10 @@ TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
   const std::size_t threads_before = thread_count();
   {
     const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
-    QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans());
-    EXPECT_EQ(reader.threads(), depth == 1 ? 0u : depth);
+    QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(),
+                              engine);
+    EXPECT_EQ(reader.threads(), threads_for(depth, engine));
+    EXPECT_EQ(reader.engine(), engine);
     EXPECT_EQ(thread_count(), threads_before + reader.threads());
     for (int sample = 0; sample < 2; ++sample) {
       CopyLog log{std::vector<std::byte>(bytes), std::vector<bool>(reader.slots()),
@@ -166,8 +186,10 @@ TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
     const QueuedReadStats s = reader.stats();
     EXPECT_EQ(s.chunks, 2 * chunks);
     EXPECT_EQ(s.max_reads_queued, depth) << "the dispatcher kept the queue that deep";
-    // A spare slot per read: every burst's reads were replaced before it was handed over.
-    EXPECT_EQ(s.min_reads_queued_at_handover, depth == 1 ? 0u : depth);
+    // A spare slot per read: every burst's reads were replaced before it was handed over (at
+    // depth 1 the threads engine reads on the calling thread, one read at a time).
+    EXPECT_EQ(s.min_reads_queued_at_handover,
+              depth == 1 && engine == ReadEngine::kThreads ? 0u : depth);
     EXPECT_GE(s.max_reads_in_pread, 1u);
     EXPECT_LE(s.max_reads_in_pread, depth);
   }
@@ -176,12 +198,12 @@ TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
 
 // Without completions (the callback is done with the slot when it returns): the same bytes.
 TEST_P(QueueDepths, ACallbackThatCopiesAtOnceNeedsNoCompletion) {
-  const std::uint64_t depth = GetParam();
+  const auto [depth, engine] = GetParam();
   const std::uint64_t bytes = 24 * kChunk + 4096 + 7;
   DirectFile f(bytes);
   REQUIRE_DIRECT(f);
   const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
-  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans());
+  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(), engine);
   std::vector<std::byte> image(bytes);
   reader.read_all([&](const StagedChunk& c) -> std::unique_ptr<Completion> {
     EXPECT_EQ(c.data.size(), c.chunk.bytes);
@@ -192,8 +214,7 @@ TEST_P(QueueDepths, ACallbackThatCopiesAtOnceNeedsNoCompletion) {
   EXPECT_NO_THROW(verify_file_image(image, bytes, kSeed, "staged image"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Depths, QueueDepths, ::testing::Values(1u, 4u, 16u),
-                         [](const auto& info) { return "qd" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Depths, QueueDepths, kDepthsAndEngines, depth_and_engine_name);
 
 // A copy that is never seen done by a poll and takes kSlowCopy to wait for: every slot the
 // dispatcher needs back is a wait, and the copies still running after the last read make a tail
@@ -236,20 +257,21 @@ TEST(QueuedDirectReader, StatsSayHowLongTheReaderWaitedForCopiesAndWhatTheCopies
   EXPECT_DOUBLE_EQ(s.reads_seconds, t.reads_seconds);
 }
 
-class QueueDepthErrors : public ::testing::TestWithParam<std::uint64_t> {};
+class QueueDepthErrors : public ::testing::TestWithParam<DepthAndEngine> {};
 
 // The file loses its second half after the reader was made for its full length: the reads past
 // the new end find it, read_all throws naming the file and where it ended, and throws only once
 // every read in flight has ended and every copy is done.
 TEST_P(QueueDepthErrors, AFileTruncatedUnderneathFailsNamingItAndWhereItEnded) {
-  const std::uint64_t depth = GetParam();
+  const auto [depth, engine] = GetParam();
   const std::uint64_t bytes = 32 * kChunk;
   DirectFile f(bytes);
   REQUIRE_DIRECT(f);
   const std::size_t threads_before = thread_count();
   {
     const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
-    QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans());
+    QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(),
+                              engine);
     ASSERT_EQ(::truncate(f.file.path().c_str(), static_cast<off_t>(bytes / 2)), 0);
     CopyLog log{std::vector<std::byte>(bytes), std::vector<bool>(reader.slots()),
                 std::vector<int>(32), 0, 0};
@@ -273,26 +295,30 @@ TEST_P(QueueDepthErrors, AFileTruncatedUnderneathFailsNamingItAndWhereItEnded) {
 }
 
 // Cut in the middle of a chunk, at no multiple of the block: the read of that chunk comes back
-// short and leaves the next offset unaligned (queue depth 1 meets that chunk first).
+// short and leaves the next offset unaligned (queue depth 1 meets that chunk first), whether a
+// pread or an AIO read returned it.
 TEST(QueuedDirectReaderErrors, AShortUnalignedReadFailsNamingTheRead) {
-  const std::uint64_t bytes = 8 * kChunk;
-  DirectFile f(bytes);
-  REQUIRE_DIRECT(f);
-  const Slots slots(staging_slot_count(1, bytes, kChunk), kChunk);
-  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, 1, slots.spans());
-  const std::uint64_t cut = 3 * kChunk + 1000;
-  ASSERT_EQ(::truncate(f.file.path().c_str(), static_cast<off_t>(cut)), 0);
-  const std::string why = failure_of([&] {
-    reader.read_all([](const StagedChunk&) -> std::unique_ptr<Completion> { return nullptr; });
-  });
-  EXPECT_NE(why.find("at offset " + std::to_string(3 * kChunk)), std::string::npos) << why;
-  EXPECT_NE(why.find("short O_DIRECT read (1000 bytes)"), std::string::npos) << why;
+  for (const ReadEngine engine : {ReadEngine::kThreads, ReadEngine::kAio}) {
+    SCOPED_TRACE(engine == ReadEngine::kAio ? "aio" : "threads");
+    const std::uint64_t bytes = 8 * kChunk;
+    DirectFile f(bytes);
+    REQUIRE_DIRECT(f);
+    const Slots slots(staging_slot_count(1, bytes, kChunk), kChunk);
+    QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, 1, slots.spans(), engine);
+    const std::uint64_t cut = 3 * kChunk + 1000;
+    ASSERT_EQ(::truncate(f.file.path().c_str(), static_cast<off_t>(cut)), 0);
+    const std::string why = failure_of([&] {
+      reader.read_all([](const StagedChunk&) -> std::unique_ptr<Completion> { return nullptr; });
+    });
+    EXPECT_NE(why.find("at offset " + std::to_string(3 * kChunk)), std::string::npos) << why;
+    EXPECT_NE(why.find("short O_DIRECT read (1000 bytes)"), std::string::npos) << why;
+  }
 }
 
 // pread itself fails (a directory's descriptor: EISDIR stands in for EIO, which a test cannot
 // provoke on a healthy disk): errno's text reaches the message, at every queue depth.
 TEST_P(QueueDepthErrors, APreadErrorSurfacesWithErrnoAndTheRead) {
-  const std::uint64_t depth = GetParam();
+  const auto [depth, engine] = GetParam();
   testing::TempDir dir;
   const UniqueFd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   ASSERT_TRUE(fd.valid());
@@ -300,7 +326,12 @@ TEST_P(QueueDepthErrors, APreadErrorSurfacesWithErrnoAndTheRead) {
   const std::size_t threads_before = thread_count();
   {
     const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
-    QueuedDirectReader reader(fd.get(), dir.path().string(), bytes, kChunk, depth, slots.spans());
+    QueuedDirectReader reader(fd.get(), dir.path().string(), bytes, kChunk, depth, slots.spans(),
+                              engine);
+    // AIO refuses a directory at submission (EINVAL: it has no asynchronous read), pread when
+    // it reads (EISDIR): either way the read, the file and errno's text.
+    const std::string errno_text =
+        engine == ReadEngine::kAio ? "Invalid argument" : "Is a directory";
     std::size_t delivered = 0;
     const std::string why = failure_of([&] {
       reader.read_all([&](const StagedChunk&) -> std::unique_ptr<Completion> {
@@ -308,7 +339,7 @@ TEST_P(QueueDepthErrors, APreadErrorSurfacesWithErrnoAndTheRead) {
         return nullptr;
       });
     });
-    EXPECT_NE(why.find("Is a directory"), std::string::npos) << why;
+    EXPECT_NE(why.find(errno_text), std::string::npos) << why;
     EXPECT_NE(why.find(dir.path().string()), std::string::npos) << why;
     EXPECT_NE(why.find("bytes at offset "), std::string::npos) << why;
     EXPECT_EQ(delivered, 0u);
@@ -316,14 +347,13 @@ TEST_P(QueueDepthErrors, APreadErrorSurfacesWithErrnoAndTheRead) {
     EXPECT_NE(failure_of([&] {
                 reader.read_all(
                     [](const StagedChunk&) -> std::unique_ptr<Completion> { return nullptr; });
-              }).find("Is a directory"),
+              }).find(errno_text),
               std::string::npos);
   }
   EXPECT_EQ(thread_count(), threads_before) << "every reader thread joined";
 }
 
-INSTANTIATE_TEST_SUITE_P(Depths, QueueDepthErrors, ::testing::Values(1u, 4u, 16u),
-                         [](const auto& info) { return "qd" + std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Depths, QueueDepthErrors, kDepthsAndEngines, depth_and_engine_name);
 
 // The callback fails on the fifth chunk (a failed cudaMemcpyAsync): read_all throws that error
 // once the reads in flight have ended and the copies already handed over are done.

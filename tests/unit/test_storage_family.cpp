@@ -65,7 +65,7 @@ TEST(StorageFamily, IsRegisteredWithItsAxesAndMetrics) {
   std::vector<std::string> axes;
   for (const auto& a : family->axes()) axes.push_back(a.name);
   EXPECT_EQ(axes, (std::vector<std::string>{"method", "bytes", "cache", "chunk", "queue_depth",
-                                            "staging_memory"}));
+                                            "staging_memory", "reader"}));
   EXPECT_EQ(family->required_axes(), (std::vector<std::string>{"method", "bytes", "cache"}));
   EXPECT_EQ(family->metric_names(storage_case("mmap", kGiB, "cold")),
             (std::vector<std::string>{"throughput", "time"}));
@@ -108,6 +108,30 @@ CaseSpec staged(const std::string& staging, std::int64_t queue_depth = 4) {
                     {"chunk", kMiB},
                     {"queue_depth", queue_depth},
                     {"staging_memory", staging}});
+}
+
+TEST(StorageFamily, TheReaderIsThreadsUnlessAioIsAskedForAndOnlyForOdirectPinned) {
+  StorageRequest r = decode_storage_request(queued("odirect_pinned", kGiB, kMiB, 4));
+  EXPECT_EQ(r.reader, StorageRequest::Reader::kThreads);
+  EXPECT_EQ(r.reader_name, "threads");
+  r = decode_storage_request(make_spec({{"method", "odirect_pinned"},
+                                        {"bytes", kGiB},
+                                        {"cache", "cold"},
+                                        {"chunk", kMiB},
+                                        {"queue_depth", 16},
+                                        {"reader", "aio"}}));
+  EXPECT_EQ(r.reader, StorageRequest::Reader::kAio);
+  EXPECT_EQ(r.reader_name, "aio");
+  EXPECT_EQ(r.queue_depth, 16u);
+  const auto family = make_storage_family();
+  for (const char* m : {"pageable_read", "mmap", "cufile"}) {
+    const auto why = family->invalid_combination(
+        make_spec({{"method", m}, {"bytes", kGiB}, {"cache", "cold"}, {"reader", "aio"}}));
+    ASSERT_TRUE(why) << m;
+    EXPECT_NE(why->find(std::string("reader applies to odirect_pinned only (") + m),
+              std::string::npos)
+        << *why;
+  }
 }
 
 TEST(StorageFamily, StagingMemoryDecidesTheSlotsPages) {
@@ -358,8 +382,9 @@ TEST(StorageFamily, ShippedScenarioExpandsToEveryMethodSizeAndCache) {
   };
   // storage-to-gpu: every method, size and cache but a warm O_DIRECT read (14 cases);
   // storage-queue-depth: 3 depths x 2 chunks of a cold 1 GiB odirect_pinned read;
-  // storage-staging-memory: the same with slots in registered 4 KiB, THP and hugetlb pages.
-  ASSERT_EQ(ids.size(), 14u + 6u + 18u);
+  // storage-staging-memory: the same with slots in registered 4 KiB, THP and hugetlb pages;
+  // storage-reader: storage-queue-depth's settings read by native AIO.
+  ASSERT_EQ(ids.size(), 14u + 6u + 18u + 6u);
   for (const char* m : {"pageable_read", "odirect_pinned", "mmap", "cufile"}) {
     for (const char* b : {"268435456", "1073741824"}) {
       for (const char* c : {"cold", "warm"}) {
@@ -377,6 +402,7 @@ TEST(StorageFamily, ShippedScenarioExpandsToEveryMethodSizeAndCache) {
       for (const char* staging : {"registered-4k", "registered-thp", "registered-hugetlb"}) {
         EXPECT_TRUE(has(id + "/staging_memory=" + staging)) << id << " " << staging;
       }
+      EXPECT_TRUE(has(id + "/reader=aio")) << id;
     }
   }
 }
@@ -435,6 +461,16 @@ TEST(StorageFamily, BadScenarioValuesAreRefusedNamingFileAndField) {
                 R"("staging_memory": ["registered-thp"]})");
   EXPECT_NE(why.find("staging_memory applies to odirect_pinned only (mmap"), std::string::npos)
       << why;
+  why = refused(R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold"], )"
+                R"("reader": ["threads", "uring"]})");
+  EXPECT_NE(why.find(file + ": /scenarios/0/axes/reader/1: "), std::string::npos) << why;
+  why = refused(R"({"method": ["pageable_read"], "bytes": ["64MiB"], "cache": ["cold"], )"
+                R"("reader": ["aio"]})");
+  EXPECT_NE(why.find("reader applies to odirect_pinned only (pageable_read"), std::string::npos)
+      << why;
+  EXPECT_EQ(refused(R"({"method": ["odirect_pinned"], "bytes": ["64MiB"], "cache": ["cold"], )"
+                    R"("chunk": ["1MiB"], "queue_depth": [4], "reader": ["threads", "aio"]})"),
+            "");
 }
 
 }  // namespace
