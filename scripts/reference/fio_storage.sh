@@ -8,7 +8,7 @@
 #                                    [--block-sizes LIST] [--ioengine ENGINE] [--models LIST]
 #                                    [--buffers LIST] [--loops N] [--rounds N] [--out FILE]
 #                                    [--with-pathbench] [--pathbench-repetitions N]
-#                                    [--staging-memories LIST] [--keep-file]
+#                                    [--staging-memories LIST] [--readers LIST] [--keep-file]
 #
 #   --storage-dir DIR  the folder to measure (the one given to `pathbench run --storage-dir`), on
 #                      a disk file system (tmpfs has no O_DIRECT); a test file is written there
@@ -22,10 +22,11 @@
 #                      each a multiple of 4k and at most the file's size (default 128k,1m)
 #   --ioengine ENGINE  the aio model's engine: libaio (default) or io_uring
 #   --models LIST      how fio keeps QD reads in flight, comma-separated (default aio,threads):
-#                        aio      one job submits QD asynchronous reads (ENGINE --iodepth=QD)
+#                        aio      one job submits QD asynchronous reads (ENGINE --iodepth=QD):
+#                                 how pathbench's aio reader keeps its queue
 #                        threads  QD threads, one synchronous read each (psync --numjobs=QD
 #                                 --thread, each thread reading its own 1/QD of the file): how
-#                                 pathbench's reader keeps its queue. On a multi-queue disk
+#                                 pathbench's threads reader does. On a multi-queue disk
 #                                 (virtio-blk, NVMe) reads submitted from several CPUs can spread
 #                                 over several hardware queues where one job's stay on one
 #   --buffers LIST     the memory fio reads into, comma-separated (default small,huge):
@@ -50,30 +51,37 @@
 #   --with-pathbench   write a scenario of fio's settings (one scenario, fio-reference: family
 #                      storage, method odirect_pinned, bytes the file's size, cache cold, chunk
 #                      the block sizes, queue_depth the depths, staging_memory the
-#                      --staging-memories) and right after fio at each setting run `pathbench run
-#                      SCENARIO --filter '/chunk=BS/queue_depth=QD/staging_memory=[a-z0-9-]+$'
-#                      --storage-dir DIR`: that setting's cases, one per staging memory (pinned:
-#                      the slots in cudaHostAlloc'd memory; registered-4k, registered-thp,
-#                      registered-hugetlb: one region of those pages), and print their medians
-#                      beside fio's, the best one's ratio to fio's best, and both tools' best
-#                      settings. pathbench refuses a queue depth above the file's chunk count
-#                      (SIZE / BS, rounded up), and so does this script with it; DIR needs room
-#                      for pathbench's file of SIZE too. The scenario and pathbench's results are
-#                      kept beside the summary (FILE with .scenario.json, to rerun it;
-#                      .pathbench.json: round 1, .pathbench.round2.json ...)
+#                      --staging-memories, reader the --readers) and right after fio at each
+#                      setting run `pathbench run SCENARIO --filter
+#                      '/chunk=BS/queue_depth=QD/staging_memory=[a-z0-9-]+/reader=[a-z]+$'
+#                      --storage-dir DIR`: that setting's cases, one per staging memory and reader
+#                      (a variant, e.g. pinned/aio; pinned: the slots in cudaHostAlloc'd memory;
+#                      registered-4k, registered-thp, registered-hugetlb: one region of those
+#                      pages), and print their medians beside fio's, the best one's ratio to fio's
+#                      best, and both tools' best settings. pathbench refuses a queue depth above
+#                      the file's chunk count (SIZE / BS, rounded up), and so does this script
+#                      with it; DIR needs room for pathbench's file of SIZE too. The scenario and
+#                      pathbench's results are kept beside the summary (FILE with .scenario.json,
+#                      to rerun it; .pathbench.json: round 1, .pathbench.round2.json ...)
 #   --pathbench-repetitions N  with --with-pathbench: the scenario's repetitions (samples per
 #                      case, default 5), to keep a round short
 #   --staging-memories LIST  with --with-pathbench: the staging memories of pathbench's cases,
 #                      comma-separated, of pinned, registered-4k, registered-thp,
 #                      registered-hugetlb (default all four)
+#   --readers LIST     with --with-pathbench: how pathbench's reader keeps queue_depth reads in
+#                      flight, comma-separated (default threads,aio):
+#                        threads  queue_depth threads, one synchronous pread each
+#                        aio      Linux native AIO: the measuring thread keeps them in flight with
+#                                 io_submit / io_getevents (as fio's libaio engine, the aio model)
 #   --keep-file        leave the test file in DIR
 #
 # Each setting drops the file's pages first (fio --invalidate=1; O_DIRECT bypasses the cache
 # anyway) and runs fio --direct=1 --rw=read --bs=BS --output-format=json once per variant; the
 # line printed is "qd QD bs BS GB/s X (aio/small A, aio/huge B, threads/small C, threads/huge D)"
 # (GB = 1e9 bytes): fio's read bandwidth over all loops, X its best variant's; with
-# --with-pathbench "  pathbench GB/s Y (pinned P, registered-4k R, ...)" under it: each staging
-# memory's median, Y the best (a case that did not run: "registered-hugetlb skipped").
+# --with-pathbench "  pathbench GB/s Y (pinned/threads P, pinned/aio Q, registered-4k/threads R,
+# ...)" under it: each variant's median (staging memory/reader), Y the best (a case that did not
+# run: "registered-hugetlb/aio skipped").
 # A file of fewer than QD blocks is read by one thread per block in the threads model.
 # Environment: FIO (default fio), PATHBENCH (default build/release/pathbench), PYTHON (default
 # python3, which reads fio's and pathbench's JSON).
@@ -99,11 +107,12 @@ bad() {
 dir="" size="1G" engine="libaio" models_arg="aio,threads" buffers_arg="small,huge" loops=3
 rounds=1 out="fio_storage.json" with_pathbench=0 pb_repetitions="" keep=0 buffers_named=0
 depths_arg="1,4,16" block_sizes_arg="128k,1m" memories_arg="" memories_named=0
+readers_arg="" readers_named=0
 while (($#)); do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --storage-dir|--size|--ioengine|--models|--buffers|--loops|--rounds|--out|\
-      --pathbench-repetitions|--queue-depths|--block-sizes|--staging-memories)
+      --pathbench-repetitions|--queue-depths|--block-sizes|--staging-memories|--readers)
       (($# > 1)) || bad "$1 needs a value"
       case "$1" in
         --storage-dir) dir="$2" ;;
@@ -118,6 +127,7 @@ while (($#)); do
         --queue-depths) depths_arg="$2" ;;
         --block-sizes) block_sizes_arg="$2" ;;
         --staging-memories) memories_arg="$2" memories_named=1 ;;
+        --readers) readers_arg="$2" readers_named=1 ;;
       esac
       shift ;;
     --with-pathbench) with_pathbench=1 ;;
@@ -208,6 +218,23 @@ for memory in "${staging_memories[@]}"; do
   [[ -z "${named_memories[$memory]:-}" ]] ||
     bad "--staging-memories '$memories_arg' names $memory twice"
   named_memories[$memory]=1
+done
+if ((readers_named)); then
+  ((with_pathbench)) || bad "--readers needs --with-pathbench"
+  [[ "$readers_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
+    bad "--readers '$readers_arg' is not a comma-separated list of threads, aio"
+else
+  readers_arg="threads,aio"
+fi
+IFS=, read -r -a readers <<<"$readers_arg"
+declare -A named_readers=()
+for reader in "${readers[@]}"; do
+  case "$reader" in
+    threads|aio) ;;
+    *) bad "--readers '$readers_arg': '$reader' is not threads or aio" ;;
+  esac
+  [[ -z "${named_readers[$reader]:-}" ]] || bad "--readers '$readers_arg' names $reader twice"
+  named_readers[$reader]=1
 done
 [[ -e "$out" && ! -f "$out" ]] && bad "--out '$out' exists and is not a regular file"
 out_dir="$(dirname -- "$out")"
@@ -344,15 +371,15 @@ trap cleanup EXIT
 scenario="$work/fio-reference.scenario.json"
 if ((with_pathbench)); then
   "$python" - "$scenario" "$bytes" "$size" "${pb_repetitions:-5}" "${queue_depths[*]}" \
-    "${block_sizes[*]}" "${staging_memories[*]}" <<'EOF'
+    "${block_sizes[*]}" "${staging_memories[*]}" "${readers[*]}" <<'EOF'
 import json, sys
-path, size, label, repetitions, qds, bss, memories = sys.argv[1:]
+path, size, label, repetitions, qds, bss, memories, readers = sys.argv[1:]
 units = {"k": 1024, "m": 1024 * 1024}
 chunks = [int(bs[:-1]) * units[bs[-1]] for bs in bss.split()]
 description = ("Written by scripts/reference/fio_storage.sh: O_DIRECT into staging slots at the "
                f"settings fio read (a cold {label} file of {size} bytes, queue depths "
                f"{', '.join(qds.split())}, block sizes {', '.join(bss.split())}), each staging "
-               "memory given")
+               "memory and reader given")
 document = {
     "schema": "pathbench.scenario/v1",
     "description": description,
@@ -363,7 +390,7 @@ document = {
         "repetitions": int(repetitions),
         "axes": {"method": ["odirect_pinned"], "bytes": [int(size)], "cache": ["cold"],
                  "chunk": chunks, "queue_depth": [int(qd) for qd in qds.split()],
-                 "staging_memory": memories.split()},
+                 "staging_memory": memories.split(), "reader": readers.split()},
     }],
 }
 with open(path, "w") as f:
@@ -430,9 +457,10 @@ EOF
       ((with_pathbench)) || continue
       pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
       status=0
-      # That setting's cases, one per staging memory (the scenario has only fio's settings).
+      # That setting's cases, one per staging memory and reader (the scenario has only fio's
+      # settings).
       "$pathbench" run "$scenario" \
-        --filter "/chunk=$chunk/queue_depth=$qd/staging_memory=[a-z0-9-]+\$" \
+        --filter "/chunk=$chunk/queue_depth=$qd/staging_memory=[a-z0-9-]+/reader=[a-z]+\$" \
         --storage-dir "$dir" --out "$pb" >"$work/pathbench.log" 2>&1 || status=$?
       if [[ ! -f "$pb" ]]; then
         cat "$work/pathbench.log" >&2
@@ -443,20 +471,30 @@ EOF
       "$python" - "$pb" <<'EOF'
 import json, sys
 KNOWN = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
+READERS = ["threads", "aio"]
 cases = json.load(open(sys.argv[1])).get("cases", [])
-by_memory = {}  # staging memory -> its case (an ok one where there are several)
+
+
+def rank(variant):  # staging memory in KNOWN's order, then reader (others after)
+    memory, reader = variant.split("/")
+    return (KNOWN.index(memory) if memory in KNOWN else len(KNOWN), memory,
+            READERS.index(reader) if reader in READERS else len(READERS), reader)
+
+
+by_variant = {}  # staging memory/reader -> its case (an ok one where there are several)
 for c in cases:
-    memory = (c.get("params") or {}).get("staging_memory", "pinned")
-    if memory not in by_memory or c.get("status") == "ok":
-        by_memory[memory] = c
-order = sorted(by_memory, key=lambda m: KNOWN.index(m) if m in KNOWN else len(KNOWN))
-rates = {m: by_memory[m]["metrics"]["throughput"]["stats"]["median"]
-         for m in order if by_memory[m].get("status") == "ok"}
+    params = c.get("params") or {}
+    variant = f"{params.get('staging_memory', 'pinned')}/{params.get('reader', 'threads')}"
+    if variant not in by_variant or c.get("status") == "ok":
+        by_variant[variant] = c
+order = sorted(by_variant, key=rank)
+rates = {v: by_variant[v]["metrics"]["throughput"]["stats"]["median"]
+         for v in order if by_variant[v].get("status") == "ok"}
 if rates:
-    each = ", ".join(f"{m} {rates[m]:.3f}" if m in rates else f"{m} {by_memory[m].get('status')}"
-                     for m in order)
+    each = ", ".join(f"{v} {rates[v]:.3f}" if v in rates else f"{v} {by_variant[v].get('status')}"
+                     for v in order)
     print(f"  pathbench GB/s {max(rates.values()):.3f} ({each})")
-else:  # each status and reason once (the staging memories of a GPU-less node skip alike)
+else:  # each status and reason once (the variants of a GPU-less node skip alike)
     said = [f"{c.get('status')}: {c.get('reason', '')}" for c in cases]
     print("  pathbench " + "; ".join(dict.fromkeys(said)))
 EOF
@@ -465,20 +503,22 @@ EOF
 done
 
 # The summary: per setting and fio variant (model/buffers) the median over rounds of fio's rate,
-# fio's best variant; per pathbench staging memory its median over rounds, the best one's ratio to
-# fio's best variant; each tool's best setting; pathbench's results merged per round beside it.
+# fio's best variant; per pathbench variant (staging memory/reader) its median over rounds, the
+# best one's ratio to fio's best variant; each tool's best setting; pathbench's results merged per
+# round beside it.
 "$python" - "$work" "$out" "$dir" "$fs_type" "$bytes" "$engine" "$loops" "$rounds" \
   "$with_pathbench" "$("$fio" --version)" "${queue_depths[*]}" "${block_sizes[*]}" \
   "${models[*]}" "${buffers[*]}" "$buffers_skipped" "$pb_repetitions" "${staging_memories[*]}" \
-  "$scenario" <<'EOF'
+  "$scenario" "${readers[*]}" <<'EOF'
 import json, os, statistics, sys, tempfile
 (work, out, folder, fs_type, size, engine, loops, rounds, with_pb, version, qds,
- bss, models, buffers, buffers_skipped, pb_repetitions, memories, scenario) = sys.argv[1:]
+ bss, models, buffers, buffers_skipped, pb_repetitions, memories, scenario, readers) = sys.argv[1:]
 models, buffers = models.split(), buffers.split()
 variants = [f"{m}/{b}" for m in models for b in buffers]
 rounds, with_pb = int(rounds), with_pb == "1"
 units = {"k": 1024, "m": 1024 * 1024}
 KNOWN = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
+READERS = ["threads", "aio"]
 
 
 def write_atomically(path, document):
@@ -489,27 +529,40 @@ def write_atomically(path, document):
     os.replace(tmp, path)
 
 
-def staging_memory(case):
-    return (case.get("params") or {}).get("staging_memory", "pinned")
+def variant(case):
+    """A case's staging memory and reader, "MEMORY/READER" (pinned and threads where the params
+    leave them out)."""
+    params = case.get("params") or {}
+    return f"{params.get('staging_memory', 'pinned')}/{params.get('reader', 'threads')}"
+
+
+def rank(name):  # staging memory in KNOWN's order, then reader in READERS' (others after)
+    memory, reader = name.split("/")
+    return (KNOWN.index(memory) if memory in KNOWN else len(KNOWN), memory,
+            READERS.index(reader) if reader in READERS else len(READERS), reader)
 
 
 def pathbench_variants(cases):
-    """Per staging memory (in KNOWN's order, others after): the median over rounds of its ok
-    cases' medians, or the status and reason of its first case where none was ok."""
+    """Per variant (staging memory/reader, in KNOWN's then READERS' order, others after): the
+    median over rounds of its ok cases' medians, or the status and reason of its first case
+    where none was ok."""
     grouped = {}
     for c in cases:
-        grouped.setdefault(staging_memory(c), []).append(c)
+        grouped.setdefault(variant(c), []).append(c)
     result = {}
-    for memory in sorted(grouped, key=lambda m: KNOWN.index(m) if m in KNOWN else len(KNOWN)):
-        ok = [c for c in grouped[memory] if c.get("status") == "ok"]
+    for name in sorted(grouped, key=rank):
+        ok = [c for c in grouped[name] if c.get("status") == "ok"]
+        memory, reader = name.split("/")
         if ok:
             medians = [c["metrics"]["throughput"]["stats"]["median"] for c in ok]
-            result[memory] = {"status": "ok", "id": ok[0]["id"],
-                              "gb_per_s": statistics.median(medians), "rounds": medians}
+            result[name] = {"status": "ok", "id": ok[0]["id"], "staging_memory": memory,
+                            "reader": reader, "gb_per_s": statistics.median(medians),
+                            "rounds": medians}
         else:
-            first = grouped[memory][0]
-            result[memory] = {"status": first.get("status"), "id": first.get("id"),
-                              "reason": first.get("reason", "")}
+            first = grouped[name][0]
+            result[name] = {"status": first.get("status"), "id": first.get("id"),
+                            "staging_memory": memory, "reader": reader,
+                            "reason": first.get("reason", "")}
     return result
 
 
@@ -542,14 +595,16 @@ for qd in qds.split():
                "fio": fio}
         if with_pb:
             each = pathbench_variants(cases)
-            ok = [m for m in each if each[m]["status"] == "ok"]
+            ok = [v for v in each if each[v]["status"] == "ok"]
             if ok:
-                best = max(ok, key=lambda m: each[m]["gb_per_s"])
+                best = max(ok, key=lambda v: each[v]["gb_per_s"])
                 row["pathbench"] = {"status": "ok", "id": each[best]["id"],
                                     "gb_per_s": each[best]["gb_per_s"],
                                     "rounds": each[best]["rounds"],
                                     "ratio": each[best]["gb_per_s"] / row["fio_gb_per_s"],
-                                    "staging_memory": best}
+                                    "variant": best,
+                                    "staging_memory": each[best]["staging_memory"],
+                                    "reader": each[best]["reader"]}
             elif cases:
                 row["pathbench"] = {"status": cases[0].get("status"), "id": cases[0]["id"],
                                     "reason": cases[0].get("reason", "")}
@@ -569,15 +624,16 @@ base = out[:-5] if out.endswith(".json") else out
 if with_pb:
     summary["pathbench_repetitions"] = int(pb_repetitions) if pb_repetitions else None
     summary["staging_memories"] = memories.split()
+    summary["readers"] = readers.split()
     summary["pathbench_scenario"] = os.path.abspath(base + ".scenario.json")
     widths = {v: max(11, len(v) + 4) for v in variants}
     print(f"{'qd':>3} {'bs':>5} " + " ".join(f"{'fio ' + v:>{widths[v]}}" for v in variants)
-          + f" {'pathbench':>10} {'ratio':>6}  staging memory  (GB/s"
+          + f" {'pathbench':>10} {'ratio':>6}  variant  (GB/s"
           + (f", medians of {rounds} rounds" if rounds > 1 else "")
-          + "; pathbench: its best staging memory; ratio: to fio's best variant)")
+          + "; pathbench: its best variant, staging memory/reader; ratio: to fio's best variant)")
     for row in rows:
         pb = row["pathbench"]
-        figure = f"{pb['gb_per_s']:10.3f} {pb['ratio']:6.2f}  {pb['staging_memory']}" \
+        figure = f"{pb['gb_per_s']:10.3f} {pb['ratio']:6.2f}  {pb['variant']}" \
             if pb["status"] == "ok" else f"  {pb['status']}: {pb.get('reason', '')}"
         each = " ".join(f"{row['fio'][v]['gb_per_s']:{widths[v]}.3f}" for v in variants)
         print(f"{row['queue_depth']:>3} {row['bs']:>5} {each} {figure}")
@@ -592,13 +648,14 @@ if with_pb:
                 "pathbench_gb_per_s": pb_best["pathbench"]["gb_per_s"],
                 "pathbench_setting": {"queue_depth": pb_best["queue_depth"],
                                       "block_size": pb_best["block_size"],
-                                      "staging_memory": pb_best["pathbench"]["staging_memory"]},
+                                      "staging_memory": pb_best["pathbench"]["staging_memory"],
+                                      "reader": pb_best["pathbench"]["reader"]},
                 "ratio": pb_best["pathbench"]["gb_per_s"] / fio_best["fio_gb_per_s"]}
         summary["best"] = best
         print(f"best: fio {best['fio_gb_per_s']:.3f} (qd {fio_best['queue_depth']} bs "
               f"{fio_best['bs']} {fio_best['fio_variant']}), pathbench "
               f"{best['pathbench_gb_per_s']:.3f} (qd {pb_best['queue_depth']} bs {pb_best['bs']} "
-              f"{pb_best['pathbench']['staging_memory']}): ratio {best['ratio']:.2f}")
+              f"{pb_best['pathbench']['variant']}): ratio {best['ratio']:.2f}")
 for row in rows:
     del row["bs"]
 if with_pb:

@@ -4,20 +4,22 @@
     python3 tests/e2e/test_fio_reference.py --pathbench build/release/pathbench --source .
 
 Bad input exits 3 naming the option (no folder, a tmpfs folder, a bad size, engine, model list,
-buffer list, loop count, queue depths, block sizes or staging memories, an unknown argument, fio
-missing, --buffers huge without reserved huge pages, with --with-pathbench a depth above the file's
-chunk count), --help prints the usage; with fio installed, a 4 MiB file is read at queue depths 1,
-4, 16 and block sizes 128k, 1m (or at --queue-depths 2 --block-sizes 64k: one setting): one line
-per setting with each fio variant (model/buffers), a JSON summary with a positive rate for each,
-the test file removed; the default buffers leave huge out with a note where too few huge pages are
-free, and as root one test reserves them (restoring the old count) and measures the huge variants.
+buffer list, loop count, queue depths, block sizes, staging memories or readers, an unknown
+argument, fio missing, --buffers huge without reserved huge pages, with --with-pathbench a depth
+above the file's chunk count), --help prints the usage; with fio installed, a 4 MiB file is read
+at queue depths 1, 4, 16 and block sizes 128k, 1m (or at --queue-depths 2 --block-sizes 64k: one
+setting): one line per setting with each fio variant (model/buffers), a JSON summary with a
+positive rate for each, the test file removed; the default buffers leave huge out with a note
+where too few huge pages are free, and as root one test reserves them (restoring the old count)
+and measures the huge variants.
 --with-pathbench writes a scenario of fio's settings (the file's size, the block sizes, the depths,
-the staging memories), kept beside the summary, and runs the real binary on it (without a GPU its
-cases skip: the summary says so with pathbench's reason) and a stand-in binary whose result holds
-known medians per staging memory: one run per setting right after fio's with the filter that takes
-all of that setting's staging memories, each one's figure printed, the best one's ratio to fio's
-best variant, each tool's best setting; --rounds 2 alternates the tools twice and compares medians
-over the rounds, --pathbench-repetitions becomes the scenario's repetitions.
+the staging memories, the readers), kept beside the summary, and runs the real binary on it
+(without a GPU its cases skip: the summary says so with pathbench's reason) and a stand-in binary
+whose result holds known medians per variant (staging memory/reader): one run per setting right
+after fio's with the filter that takes all of that setting's variants, each one's figure printed,
+the best one's ratio to fio's best variant, each tool's best setting (a case whose params leave
+out staging_memory or reader counts as pinned or threads); --rounds 2 alternates the tools twice
+and compares medians over the rounds, --pathbench-repetitions becomes the scenario's repetitions.
 Exits 77 (CTest SKIP_RETURN_CODE) after the checks that need no fio when fio is not installed
 (scripts/setup.sh --test-deps installs it). Standard library only.
 """
@@ -47,6 +49,9 @@ FILE_BYTES = 4 * 1024 * 1024  # the --size 4M the measuring tests give
 # With --with-pathbench at the default settings: 16 chunks of 1 MiB for queue depth 16.
 PATHBENCH_FILE_BYTES = 16 * 1024 * 1024
 STAGING_MEMORIES = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
+READERS = ["threads", "aio"]
+VARIANTS = [f"{memory}/{reader}" for memory in STAGING_MEMORIES for reader in READERS]
+FILTER = "/chunk={bs}/queue_depth={qd}/staging_memory=[a-z0-9-]+/reader=[a-z]+$"
 HUGETLB_REASON = "no hugetlb pages reserved (HugePages_Free 0)"
 NR_HUGEPAGES = Path("/proc/sys/vm/nr_hugepages")
 HAVE_FIO = shutil.which("fio") is not None
@@ -132,7 +137,7 @@ class BadInput(unittest.TestCase):
         for option in ("--storage-dir DIR", "--models LIST", "--buffers LIST", "--with-pathbench",
                        "--pathbench-repetitions N", "shmhuge", "staging_memory",
                        "--queue-depths LIST", "--block-sizes LIST", "--staging-memories LIST",
-                       ".scenario.json"):
+                       "--readers LIST", "io_submit", "reader=[a-z]+$", ".scenario.json"):
             self.assertIn(option, out.stdout)
 
     def test_each_bad_value_is_named(self) -> None:
@@ -222,6 +227,23 @@ class BadInput(unittest.TestCase):
                                    "--staging-memories", ""))
         self.assertIn("--staging-memories needs --with-pathbench",
                       self.refused("--storage-dir", self.dir, "--staging-memories", "pinned"))
+        self.assertIn("--readers 'foo': 'foo' is not threads or aio",
+                      self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                   "--readers", "foo"))
+        self.assertIn("--readers 'threads,Aio': 'Aio' is not threads or aio",
+                      self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                   "--readers", "threads,Aio"))
+        self.assertIn("--readers 'aio,threads,aio' names aio twice",
+                      self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                   "--readers", "aio,threads,aio"))
+        for value in ("", "aio,", ",threads"):
+            self.assertIn(f"--readers '{value}' is not a comma-separated list of threads, aio",
+                          self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                       "--readers", value))
+        self.assertIn("--readers needs --with-pathbench",
+                      self.refused("--storage-dir", self.dir, "--readers", "aio"))
+        self.assertIn("--readers needs a value", self.refused("--storage-dir", self.dir,
+                                                              "--with-pathbench", "--readers"))
         self.assertEqual(os.listdir(self.dir), [], "bad input leaves nothing behind")
 
     def test_a_depth_above_the_chunk_count_is_refused_with_pathbench(self) -> None:
@@ -390,7 +412,8 @@ class Measures(unittest.TestCase):
         [setting] = summary["settings"]
         self.assertEqual((setting["queue_depth"], setting["block_size"]), (2, 65536))
         self.assertEqual(setting["fio"]["threads/small"]["threads"], 2)
-        for key in ("staging_memories", "pathbench_scenario", "pathbench_repetitions"):
+        for key in ("staging_memories", "readers", "pathbench_scenario",
+                    "pathbench_repetitions"):
             self.assertNotIn(key, summary)
         self.assertFalse(self.summary.with_suffix(".scenario.json").exists())
 
@@ -402,34 +425,38 @@ class Measures(unittest.TestCase):
         self.check_fio(stdout, summary, ["aio/small", "threads/small"], settings=ONE_SETTING)
         self.assertEqual(summary["pathbench_repetitions"], 1)
         self.assertEqual(summary["staging_memories"], STAGING_MEMORIES)
+        self.assertEqual(summary["readers"], READERS)
         scenario = self.kept_scenario(summary)
         self.assertEqual(scenario["scenarios"][0]["repetitions"], 1)
+        self.check_scenario(scenario, FILE_BYTES, ONE_SETTING, STAGING_MEMORIES, 1)
         skipped = 0
         for s in summary["settings"]:
             setting = f"/bytes={FILE_BYTES}/cache=cold/chunk={s['block_size']}" \
                 f"/queue_depth={s['queue_depth']}"
             each = s["pathbench_variants"]
-            self.assertEqual(list(each), STAGING_MEMORIES, "every staging memory's case runs")
-            for memory in STAGING_MEMORIES:
-                self.assertTrue(each[memory]["id"].endswith(f"{setting}/staging_memory={memory}"),
-                                each[memory])
+            self.assertEqual(list(each), VARIANTS, "every variant's case runs")
+            for name in VARIANTS:
+                memory, reader = name.split("/")
+                self.assertTrue(each[name]["id"].endswith(
+                    f"{setting}/staging_memory={memory}/reader={reader}"), each[name])
             pb = s["pathbench"]
             if pb["status"] == "ok":  # a GPU machine
                 self.assertGreater(pb["gb_per_s"], 0.0)
-                self.assertIn(pb["staging_memory"], STAGING_MEMORIES)
+                self.assertIn(pb["variant"], VARIANTS)
+                self.assertEqual(pb["variant"], f"{pb['staging_memory']}/{pb['reader']}")
                 continue
             skipped += 1
             self.assertEqual(pb["status"], "skipped", pb)
-            self.assertEqual(pb["id"], each["pinned"]["id"])
+            self.assertEqual(pb["id"], each["pinned/threads"]["id"])
             self.assertNotEqual(pb["reason"], "")
             for memory, case in each.items():
                 self.assertEqual(case["status"], "skipped", memory)
                 self.assertNotEqual(case["reason"], "", memory)
         self.assertEqual(sum(line.startswith("  pathbench skipped: ")
                              for line in stdout.splitlines()), skipped)
-        self.assertIn(" pathbench  ratio  staging memory", stdout)
+        self.assertIn(" pathbench  ratio  variant", stdout)
         kept = json.loads(self.summary.with_suffix(".pathbench.json").read_text())
-        self.assertEqual(len(kept["cases"]), len(STAGING_MEMORIES))
+        self.assertEqual(len(kept["cases"]), len(VARIANTS))
 
     def kept_scenario(self, summary: dict) -> dict:
         """The scenario the script wrote, kept beside the summary and named in it."""
@@ -444,28 +471,35 @@ class Measures(unittest.TestCase):
         return scenario
 
     def check_scenario(self, scenario: dict, file_bytes: int, settings: list[tuple[int, int]],
-                       memories: list[str], repetitions: int) -> None:
+                       memories: list[str], repetitions: int,
+                       readers: list[str] = READERS) -> None:
         [one] = scenario["scenarios"]
         self.assertEqual(one["repetitions"], repetitions)
         self.assertEqual(one["axes"], {
             "method": ["odirect_pinned"], "bytes": [file_bytes], "cache": ["cold"],
             "chunk": list(dict.fromkeys(bs for _, bs in settings)),
             "queue_depth": list(dict.fromkeys(qd for qd, _ in settings)),
-            "staging_memory": memories})
+            "staging_memory": memories,
+            "reader": readers})
+        # Case ids list the axes in this order: ".../staging_memory=M/reader=R".
+        self.assertEqual(list(one["axes"])[-2:], ["staging_memory", "reader"])
 
-    def fake_pathbench(self) -> Path:
+    def fake_pathbench(self, bare_defaults: bool = False) -> Path:
         """A stand-in binary: run on the script's scenario with one setting's filter, its result
-        holds the scenario's cases that the filter takes (chunk x queue_depth x staging_memory
-        from its axes), with known medians: pinned qd * 0.5 GB/s (+ 0.1 in the second round),
-        registered-4k half of it, registered-thp pinned + 1, registered-hugetlb skipped; at
-        qd 16 / 1 MiB all but hugetlb failed. Each call's arguments and the scenario it was given
-        are logged (a JSON object a line), so the test sees the order of the fio and pathbench
-        runs, the scenario, the filter and the options."""
+        holds the scenario's cases that the filter takes (chunk x queue_depth x staging_memory x
+        reader from its axes), with known medians: pinned/threads qd * 0.5 GB/s (+ 0.1 in the
+        second round), registered-4k/threads half of it, registered-thp/threads pinned + 1; the
+        aio reader 2 more than threads for pinned, 0.5 more for the registered memories (so
+        pinned/aio is the best); registered-hugetlb skipped; at qd 16 / 1 MiB all but hugetlb
+        failed. With bare_defaults the params leave out staging_memory where it is pinned and
+        reader where it is threads (the ids keep them). Each call's arguments and the scenario
+        it was given are logged (a JSON object a line), so the test sees the order of the fio and
+        pathbench runs, the scenario, the filter and the options."""
         fake = Path(self.tmp.name) / "fake-pathbench"
         self.calls = Path(self.tmp.name) / "calls.log"
         fake.write_text(textwrap.dedent("""\
             #!/usr/bin/env python3
-            import json, re, sys
+            import itertools, json, re, sys
             LOG = @LOG@
             args = sys.argv[1:]
             assert args[0] == "run" and args[1].endswith(".scenario.json"), args
@@ -479,31 +513,37 @@ class Measures(unittest.TestCase):
             second_round = filters.count(pattern) == 2
             axes = scenario["scenarios"][0]["axes"]
             cases = []
-            for qd in axes["queue_depth"]:
-                for chunk in axes["chunk"]:
-                    for memory in axes["staging_memory"]:
-                        params = {"method": "odirect_pinned", "bytes": axes["bytes"][0],
-                                  "cache": "cold", "chunk": chunk, "queue_depth": qd,
-                                  "staging_memory": memory}
-                        case_id = "storage/" + "/".join(f"{k}={v}" for k, v in params.items())
-                        if not re.search(pattern, case_id):
-                            continue
-                        case = {"id": case_id, "params": params}
-                        if memory == "registered-hugetlb":
-                            case.update(status="skipped", reason=@HUGETLB@)
-                        elif (qd, chunk) == (16, 1048576):
-                            case.update(status="failed", reason="copy_pattern: byte 7 differs")
-                        else:
-                            pinned = qd * 0.5 + (0.1 if second_round else 0.0)
-                            median = {"pinned": pinned, "registered-4k": pinned / 2,
-                                      "registered-thp": pinned + 1}[memory]
-                            case.update(status="ok", reason="", metrics={
-                                "throughput": {"stats": {"median": median}}})
-                        cases.append(case)
+            for qd, chunk, memory, reader in itertools.product(
+                    axes["queue_depth"], axes["chunk"], axes["staging_memory"], axes["reader"]):
+                params = {"method": "odirect_pinned", "bytes": axes["bytes"][0], "cache": "cold",
+                          "chunk": chunk, "queue_depth": qd, "staging_memory": memory,
+                          "reader": reader}
+                case_id = "storage/" + "/".join(f"{k}={v}" for k, v in params.items())
+                if not re.search(pattern, case_id):
+                    continue
+                if @BARE@:
+                    if memory == "pinned":
+                        del params["staging_memory"]
+                    if reader == "threads":
+                        del params["reader"]
+                case = {"id": case_id, "params": params}
+                if memory == "registered-hugetlb":
+                    case.update(status="skipped", reason=@HUGETLB@)
+                elif (qd, chunk) == (16, 1048576):
+                    case.update(status="failed", reason="copy_pattern: byte 7 differs")
+                else:
+                    pinned = qd * 0.5 + (0.1 if second_round else 0.0)
+                    median = {"pinned": pinned, "registered-4k": pinned / 2,
+                              "registered-thp": pinned + 1}[memory]
+                    if reader == "aio":
+                        median += 2 if memory == "pinned" else 0.5
+                    case.update(status="ok", reason="", metrics={
+                        "throughput": {"stats": {"median": median}}})
+                cases.append(case)
             json.dump({"schema": "pathbench.result/v1", "cases": cases}, open(out, "w"))
             sys.exit(2 if any(c["status"] == "failed" for c in cases) else 0)
-            """).replace("@LOG@", repr(str(self.calls))).replace("@HUGETLB@",
-                                                                 repr(HUGETLB_REASON)))
+            """).replace("@LOG@", repr(str(self.calls))).replace(
+                "@HUGETLB@", repr(HUGETLB_REASON)).replace("@BARE@", repr(bare_defaults)))
         fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
         return fake
 
@@ -514,35 +554,54 @@ class Measures(unittest.TestCase):
         return [json.loads(line)["scenario"] for line in self.calls.read_text().splitlines()]
 
     def test_pathbench_reads_the_file_fio_reads_at_the_chosen_settings(self) -> None:
-        fake = self.fake_pathbench()
-        memories = ["registered-thp", "pinned"]
+        # Staging memories and readers in an order of their own: the scenario keeps it, the
+        # figures come in KNOWN's order then threads, aio. The stand-in's params leave out the
+        # defaults (pinned, threads), which the script fills in.
+        fake = self.fake_pathbench(bare_defaults=True)
+        memories, readers = ["registered-thp", "pinned"], ["aio", "threads"]
         stdout, summary = self.measure("--buffers", "small", "--queue-depths", "2",
                                        "--block-sizes", "64k", "--with-pathbench",
                                        "--staging-memories", ",".join(memories),
+                                       "--readers", ",".join(readers),
                                        env={"PATHBENCH": str(fake)})
         self.check_fio(stdout, summary, ["aio/small", "threads/small"], settings=ONE_SETTING)
         [call] = self.logged_calls()
         self.assertEqual(call[call.index("--filter") + 1],
-                         "/chunk=65536/queue_depth=2/staging_memory=[a-z0-9-]+$")
+                         "/chunk=65536/queue_depth=2/staging_memory=[a-z0-9-]+/reader=[a-z]+$")
         self.assertNotIn("--repetitions", call)
         [scenario] = self.logged_scenarios()
-        self.check_scenario(scenario, FILE_BYTES, ONE_SETTING, memories, 5)
+        self.check_scenario(scenario, FILE_BYTES, ONE_SETTING, memories, 5, readers)
         self.assertEqual(self.kept_scenario(summary), scenario, "the scenario pathbench ran")
         self.assertEqual(summary["staging_memories"], memories)
+        self.assertEqual(summary["readers"], readers)
         self.assertIsNone(summary["pathbench_repetitions"])
         lines = stdout.splitlines()
         first = lines.index(next(line for line in lines if line.startswith("qd   2 bs   64k")))
-        self.assertEqual(lines[first + 1], "  pathbench GB/s 2.000 (pinned 1.000, "
-                         "registered-thp 2.000)")
+        self.assertEqual(lines[first + 1], "  pathbench GB/s 3.000 (pinned/threads 1.000, "
+                         "pinned/aio 3.000, registered-thp/threads 2.000, "
+                         "registered-thp/aio 2.500)")
         [s] = summary["settings"]
-        self.assertEqual(list(s["pathbench_variants"]), ["pinned", "registered-thp"])
-        self.assertEqual(s["pathbench"]["staging_memory"], "registered-thp")
+        each = s["pathbench_variants"]
+        self.assertEqual(list(each), ["pinned/threads", "pinned/aio", "registered-thp/threads",
+                                      "registered-thp/aio"])
+        for name, median in (("pinned/threads", 1.0), ("pinned/aio", 3.0),
+                             ("registered-thp/threads", 2.0), ("registered-thp/aio", 2.5)):
+            memory, reader = name.split("/")
+            self.assertEqual(each[name]["staging_memory"], memory)
+            self.assertEqual(each[name]["reader"], reader)
+            self.assertAlmostEqual(each[name]["gb_per_s"], median, msg=name)
+            self.assertTrue(each[name]["id"].endswith(
+                f"/staging_memory={memory}/reader={reader}"), each[name])
+        self.assertEqual(s["pathbench"]["variant"], "pinned/aio")
+        self.assertEqual(s["pathbench"]["staging_memory"], "pinned")
+        self.assertEqual(s["pathbench"]["reader"], "aio")
         self.assertEqual(s["pathbench"]["id"], "storage/method=odirect_pinned/bytes=4194304/"
-                         "cache=cold/chunk=65536/queue_depth=2/staging_memory=registered-thp")
-        self.assertAlmostEqual(s["pathbench"]["gb_per_s"], 2.0)
+                         "cache=cold/chunk=65536/queue_depth=2/staging_memory=pinned/reader=aio")
+        self.assertAlmostEqual(s["pathbench"]["gb_per_s"], 3.0)
         self.assertEqual(summary["best"]["pathbench_setting"],
-                         {"queue_depth": 2, "block_size": 65536,
-                          "staging_memory": "registered-thp"})
+                         {"queue_depth": 2, "block_size": 65536, "staging_memory": "pinned",
+                          "reader": "aio"})
+        self.assertIn("(qd 2 bs 64k pinned/aio): ratio", stdout)
 
     def test_pathbench_figures_stand_beside_fio_with_the_ratio(self) -> None:
         fake = self.fake_pathbench()
@@ -551,11 +610,10 @@ class Measures(unittest.TestCase):
         self.check_fio(stdout, summary, ["aio/small", "threads/small"],
                        file_bytes=PATHBENCH_FILE_BYTES)
         # One pathbench run per setting, right after fio's, on the scenario of fio's settings,
-        # filtered to that setting's cases of every staging memory.
+        # filtered to that setting's cases of every staging memory and reader.
         calls = self.logged_calls()
         self.assertEqual([call[call.index("--filter") + 1] for call in calls],
-                         [f"/chunk={bs}/queue_depth={qd}/staging_memory=[a-z0-9-]+$"
-                          for qd, bs in SETTINGS])
+                         [FILTER.format(bs=bs, qd=qd) for qd, bs in SETTINGS])
         for call in calls:
             self.assertNotIn("--repetitions", call)
             self.assertEqual(call[call.index("--storage-dir") + 1], str(self.dir))
@@ -564,11 +622,14 @@ class Measures(unittest.TestCase):
         self.check_scenario(scenario, PATHBENCH_FILE_BYTES, SETTINGS, STAGING_MEMORIES, 5)
         self.assertEqual(self.logged_scenarios(), [scenario] * len(SETTINGS))
         self.assertEqual(summary["staging_memories"], STAGING_MEMORIES)
+        self.assertEqual(summary["readers"], READERS)
         self.assertNotIn("note:", self.stderr)  # fio and pathbench read files of one size
         lines = stdout.splitlines()
         first = lines.index(next(line for line in lines if line.startswith("qd   1 bs  128k")))
-        self.assertEqual(lines[first + 1], "  pathbench GB/s 1.500 (pinned 0.500, registered-4k "
-                         "0.250, registered-thp 1.500, registered-hugetlb skipped)")
+        self.assertEqual(lines[first + 1], "  pathbench GB/s 2.500 (pinned/threads 0.500, "
+                         "pinned/aio 2.500, registered-4k/threads 0.250, registered-4k/aio "
+                         "0.750, registered-thp/threads 1.500, registered-thp/aio 2.000, "
+                         "registered-hugetlb/threads skipped, registered-hugetlb/aio skipped)")
         last = lines.index(next(line for line in lines if line.startswith("qd  16 bs    1m")))
         self.assertEqual(lines[last + 1], "  pathbench failed: copy_pattern: byte 7 differs; "
                          f"skipped: {HUGETLB_REASON}")  # each status and reason once
@@ -576,60 +637,72 @@ class Measures(unittest.TestCase):
             qd = s["queue_depth"]
             setting = f"/chunk={s['block_size']}/queue_depth={qd}"
             pb, each = s["pathbench"], s["pathbench_variants"]
-            self.assertEqual(list(each), STAGING_MEMORIES)
-            self.assertEqual(each["registered-hugetlb"]["status"], "skipped")
-            self.assertEqual(each["registered-hugetlb"]["reason"], HUGETLB_REASON)
+            self.assertEqual(list(each), VARIANTS)
+            for name in ("registered-hugetlb/threads", "registered-hugetlb/aio"):
+                self.assertEqual(each[name]["status"], "skipped", name)
+                self.assertEqual(each[name]["reason"], HUGETLB_REASON, name)
             if (qd, s["block_size"]) == (16, 1024 * 1024):
-                self.assertEqual(pb, {"status": "failed", "id": each["pinned"]["id"],
+                self.assertEqual(pb, {"status": "failed", "id": each["pinned/threads"]["id"],
                                       "reason": "copy_pattern: byte 7 differs"})
-                for memory in STAGING_MEMORIES[:3]:
-                    self.assertEqual(each[memory]["status"], "failed", memory)
+                for name in VARIANTS[:6]:
+                    self.assertEqual(each[name]["status"], "failed", name)
                 continue
-            for memory, median in (("pinned", qd * 0.5), ("registered-4k", qd * 0.25),
-                                   ("registered-thp", qd * 0.5 + 1)):
-                self.assertEqual(each[memory]["status"], "ok", memory)
-                self.assertAlmostEqual(each[memory]["gb_per_s"], median, msg=memory)
-                self.assertEqual(len(each[memory]["rounds"]), 1)
-            self.assertTrue(each["pinned"]["id"].endswith(f"{setting}/staging_memory=pinned"),
-                            each["pinned"]["id"])
+            for name, median in (("pinned/threads", qd * 0.5), ("pinned/aio", qd * 0.5 + 2),
+                                 ("registered-4k/threads", qd * 0.25),
+                                 ("registered-4k/aio", qd * 0.25 + 0.5),
+                                 ("registered-thp/threads", qd * 0.5 + 1),
+                                 ("registered-thp/aio", qd * 0.5 + 1.5)):
+                memory, reader = name.split("/")
+                self.assertEqual(each[name]["status"], "ok", name)
+                self.assertEqual((each[name]["staging_memory"], each[name]["reader"]),
+                                 (memory, reader))
+                self.assertAlmostEqual(each[name]["gb_per_s"], median, msg=name)
+                self.assertEqual(len(each[name]["rounds"]), 1)
+                self.assertTrue(each[name]["id"].endswith(
+                    f"{setting}/staging_memory={memory}/reader={reader}"), each[name]["id"])
             self.assertEqual(pb["status"], "ok")
-            self.assertEqual(pb["staging_memory"], "registered-thp")
-            self.assertEqual(pb["id"], each["registered-thp"]["id"])
-            self.assertTrue(pb["id"].endswith(f"{setting}/staging_memory=registered-thp"))
-            self.assertAlmostEqual(pb["gb_per_s"], qd * 0.5 + 1)
+            self.assertEqual((pb["variant"], pb["staging_memory"], pb["reader"]),
+                             ("pinned/aio", "pinned", "aio"))
+            self.assertEqual(pb["id"], each["pinned/aio"]["id"])
+            self.assertAlmostEqual(pb["gb_per_s"], qd * 0.5 + 2)
             self.assertAlmostEqual(pb["ratio"], pb["gb_per_s"] / s["fio_gb_per_s"])
         best = summary["best"]
-        self.assertAlmostEqual(best["pathbench_gb_per_s"], 9.0)  # qd 16, 128 KiB, THP
+        self.assertAlmostEqual(best["pathbench_gb_per_s"], 10.0)  # qd 16, 128 KiB, pinned/aio
         self.assertEqual(best["pathbench_setting"], {"queue_depth": 16, "block_size": 131072,
-                                                     "staging_memory": "registered-thp"})
+                                                     "staging_memory": "pinned",
+                                                     "reader": "aio"})
         fastest = max(summary["settings"], key=lambda s: s["fio_gb_per_s"])
         self.assertAlmostEqual(best["fio_gb_per_s"], fastest["fio_gb_per_s"])
         self.assertEqual(best["fio_setting"], {"queue_depth": fastest["queue_depth"],
                                                "block_size": fastest["block_size"],
                                                "variant": fastest["fio_variant"]})
-        self.assertAlmostEqual(best["ratio"], 9.0 / fastest["fio_gb_per_s"])
-        self.assertIn("(qd 16 bs 128k registered-thp): ratio", stdout)
+        self.assertAlmostEqual(best["ratio"], 10.0 / fastest["fio_gb_per_s"])
+        self.assertIn("(qd 16 bs 128k pinned/aio): ratio", stdout)
+        self.assertIn(" pathbench  ratio  variant  (GB/s; pathbench: its best variant", stdout)
         table = [line.split() for line in stdout.splitlines() if line.startswith(" 16  128k ")]
         self.assertEqual(len(table), 1, stdout)
-        self.assertEqual(table[0][-1], "registered-thp")  # the table names the best staging
+        self.assertEqual(table[0][-1], "pinned/aio")  # the table names the best variant
         kept = json.loads(self.summary.with_suffix(".pathbench.json").read_text())
-        self.assertEqual(len(kept["cases"]), 4 * len(SETTINGS),
+        self.assertEqual(len(kept["cases"]), len(VARIANTS) * len(SETTINGS),
                          "pathbench's results are kept beside the summary")
 
     def test_rounds_alternate_the_tools_and_compare_medians(self) -> None:
+        # One reader: its cases alone, the best of the staging memories (THP) for threads.
         fake = self.fake_pathbench()
         stdout, summary = self.measure("--buffers", "small", "--models", "aio",
                                        "--with-pathbench", "--rounds", "2",
-                                       "--pathbench-repetitions", "2", size="16M",
-                                       env={"PATHBENCH": str(fake)})
+                                       "--pathbench-repetitions", "2", "--readers", "threads",
+                                       size="16M", env={"PATHBENCH": str(fake)})
         self.assertEqual(summary["rounds"], 2)
         self.assertEqual(summary["pathbench_repetitions"], 2)
+        self.assertEqual(summary["readers"], ["threads"])
         calls = self.logged_calls()
         self.assertEqual(len(calls), 2 * len(SETTINGS))
         for call in calls:
             self.assertNotIn("--repetitions", call)  # the scenario's repetitions
         for scenario in self.logged_scenarios():
-            self.check_scenario(scenario, PATHBENCH_FILE_BYTES, SETTINGS, STAGING_MEMORIES, 2)
+            self.check_scenario(scenario, PATHBENCH_FILE_BYTES, SETTINGS, STAGING_MEMORIES, 2,
+                                ["threads"])
         self.assertEqual(len(fio_lines(stdout)), 2 * len(SETTINGS))
         for s in summary["settings"]:
             rounds = s["fio"]["aio/small"]["rounds"]
@@ -639,8 +712,11 @@ class Measures(unittest.TestCase):
             if pb["status"] != "ok":
                 continue
             self.assertEqual(len(pb["rounds"]), 2)
+            self.assertEqual(pb["variant"], "registered-thp/threads")
             self.assertAlmostEqual(pb["gb_per_s"], s["queue_depth"] * 0.5 + 1.05)
-            pinned = s["pathbench_variants"]["pinned"]
+            self.assertEqual(list(s["pathbench_variants"]),
+                             [f"{memory}/threads" for memory in STAGING_MEMORIES])
+            pinned = s["pathbench_variants"]["pinned/threads"]
             self.assertEqual(len(pinned["rounds"]), 2)
             self.assertAlmostEqual(pinned["rounds"][1] - pinned["rounds"][0], 0.1)
             self.assertAlmostEqual(pinned["gb_per_s"], s["queue_depth"] * 0.5 + 0.05)
