@@ -143,27 +143,30 @@ done
 [[ "$size" =~ ^[1-9][0-9]{0,12}[KMG]?$ ]] ||
   bad "--size '$size' is not digits with an optional K, M or G (e.g. 1G, 256M)"
 case "$engine" in libaio|io_uring) ;; *) bad "--ioengine '$engine' is not libaio or io_uring" ;; esac
-[[ "$models_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
-  bad "--models '$models_arg' is not a comma-separated list of aio, threads"
-IFS=, read -r -a models <<<"$models_arg"
-declare -A named=()
-for model in "${models[@]}"; do
-  case "$model" in aio|threads) ;; *) bad "--models '$models_arg': '$model' is not aio or threads" ;; esac
-  [[ -z "${named[$model]:-}" ]] || bad "--models '$models_arg' names $model twice"
-  named[$model]=1
-done
-[[ "$buffers_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
-  bad "--buffers '$buffers_arg' is not a comma-separated list of small, huge"
-IFS=, read -r -a buffers <<<"$buffers_arg"
-declare -A named_buffers=()
-for buffer in "${buffers[@]}"; do
-  case "$buffer" in
-    small|huge) ;;
-    *) bad "--buffers '$buffers_arg': '$buffer' is not small or huge" ;;
-  esac
-  [[ -z "${named_buffers[$buffer]:-}" ]] || bad "--buffers '$buffers_arg' names $buffer twice"
-  named_buffers[$buffer]=1
-done
+# A comma-separated list of choices: the option, its value, the array to fill, the allowed
+# values. A malformed list, a value not allowed and a value named twice are refused (exit 3).
+choices() {
+  local option="$1" value="$2"
+  local -n into="$3"
+  shift 3
+  local allowed=("$@") listed="" either="" v a ok
+  listed="$(printf '%s, ' "${allowed[@]}")" listed="${listed%, }"
+  either="${listed%, *} or ${allowed[-1]}"
+  [[ "$value" =~ ^[^,]+(,[^,]+)*$ ]] ||
+    bad "$option '$value' is not a comma-separated list of $listed"
+  IFS=, read -r -a into <<<"$value"
+  local -A seen=()
+  for v in "${into[@]}"; do
+    ok=0
+    for a in "${allowed[@]}"; do [[ "$v" == "$a" ]] && ok=1; done
+    ((ok)) || bad "$option '$value': '$v' is not $either"
+    [[ -z "${seen[$v]:-}" ]] || bad "$option '$value' names $v twice"
+    seen[$v]=1
+  done
+}
+models=() buffers=() staging_memories=() readers=()  # filled by choices
+choices --models "$models_arg" models aio threads
+choices --buffers "$buffers_arg" buffers small huge
 [[ "$loops" =~ ^[1-9][0-9]{0,3}$ ]] || bad "--loops '$loops' is not an integer in [1, 9999]"
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || bad "--rounds '$rounds' is not an integer in [1, 99]"
 if [[ -n "$pb_repetitions" ]]; then
@@ -199,43 +202,13 @@ for bs in "${block_sizes[@]}"; do
   fi
   named_sizes[$chunk]="$bs"
 done
-if ((memories_named)); then
-  ((with_pathbench)) || bad "--staging-memories needs --with-pathbench"
-  [[ "$memories_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
-    bad "--staging-memories '$memories_arg' is not a comma-separated list of pinned," \
-      "registered-4k, registered-thp, registered-hugetlb"
-else
-  memories_arg="pinned,registered-4k,registered-thp,registered-hugetlb"
-fi
-IFS=, read -r -a staging_memories <<<"$memories_arg"
-declare -A named_memories=()
-for memory in "${staging_memories[@]}"; do
-  case "$memory" in
-    pinned|registered-4k|registered-thp|registered-hugetlb) ;;
-    *) bad "--staging-memories '$memories_arg': '$memory' is not pinned, registered-4k," \
-         "registered-thp or registered-hugetlb" ;;
-  esac
-  [[ -z "${named_memories[$memory]:-}" ]] ||
-    bad "--staging-memories '$memories_arg' names $memory twice"
-  named_memories[$memory]=1
-done
-if ((readers_named)); then
-  ((with_pathbench)) || bad "--readers needs --with-pathbench"
-  [[ "$readers_arg" =~ ^[^,]+(,[^,]+)*$ ]] ||
-    bad "--readers '$readers_arg' is not a comma-separated list of threads, aio"
-else
-  readers_arg="threads,aio"
-fi
-IFS=, read -r -a readers <<<"$readers_arg"
-declare -A named_readers=()
-for reader in "${readers[@]}"; do
-  case "$reader" in
-    threads|aio) ;;
-    *) bad "--readers '$readers_arg': '$reader' is not threads or aio" ;;
-  esac
-  [[ -z "${named_readers[$reader]:-}" ]] || bad "--readers '$readers_arg' names $reader twice"
-  named_readers[$reader]=1
-done
+((memories_named && !with_pathbench)) && bad "--staging-memories needs --with-pathbench"
+((memories_named)) || memories_arg="pinned,registered-4k,registered-thp,registered-hugetlb"
+choices --staging-memories "$memories_arg" staging_memories \
+  pinned registered-4k registered-thp registered-hugetlb
+((readers_named && !with_pathbench)) && bad "--readers needs --with-pathbench"
+((readers_named)) || readers_arg="threads,aio"
+choices --readers "$readers_arg" readers threads aio
 [[ -e "$out" && ! -f "$out" ]] && bad "--out '$out' exists and is not a regular file"
 out_dir="$(dirname -- "$out")"
 [[ -d "$out_dir" && -w "$out_dir" ]] || bad "--out '$out': the folder '$out_dir' is not writable"
@@ -303,7 +276,7 @@ threads_of() {  # the threads model's thread count at depth $1, block $2 bytes: 
 # alignment, at the setting that needs the most; the variants run one after the other.
 buffers_skipped=""
 hugepage_bytes=0
-if [[ -n "${named_buffers[huge]:-}" ]]; then
+if [[ " ${buffers[*]} " == *" huge "* ]]; then
   hugepage_kib="$(awk '$1 == "Hugepagesize:" { print $2 }' /proc/meminfo 2>/dev/null)" || true
   huge_reason=""
   if [[ ! "$hugepage_kib" =~ ^[1-9][0-9]*$ ]]; then
