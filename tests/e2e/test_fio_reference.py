@@ -215,31 +215,23 @@ class BadInput(unittest.TestCase):
                                    "--block-sizes", "128k,8m"))
         self.assertIn("--block-sizes needs a value", self.refused("--storage-dir", self.dir,
                                                                   "--block-sizes"))
-        self.assertIn("--staging-memories 'pinned,foo': 'foo' is not pinned, registered-4k, "
-                      "registered-thp or registered-hugetlb",
-                      self.refused("--storage-dir", self.dir, "--with-pathbench",
-                                   "--staging-memories", "pinned,foo"))
-        self.assertIn("--staging-memories 'pinned,pinned' names pinned twice",
-                      self.refused("--storage-dir", self.dir, "--with-pathbench",
-                                   "--staging-memories", "pinned,pinned"))
-        self.assertIn("--staging-memories '' is not a comma-separated list",
-                      self.refused("--storage-dir", self.dir, "--with-pathbench",
-                                   "--staging-memories", ""))
+        # The pathbench-side lists, given with --with-pathbench: (message, option, value).
+        with_pathbench = [
+            ("--staging-memories 'pinned,foo': 'foo' is not pinned, registered-4k, "
+             "registered-thp or registered-hugetlb", "--staging-memories", "pinned,foo"),
+            ("--staging-memories 'pinned,pinned' names pinned twice", "--staging-memories",
+             "pinned,pinned"),
+            ("--staging-memories '' is not a comma-separated list", "--staging-memories", ""),
+            ("--readers 'foo': 'foo' is not threads or aio", "--readers", "foo"),
+            ("--readers 'threads,Aio': 'Aio' is not threads or aio", "--readers", "threads,Aio"),
+            ("--readers 'aio,threads,aio' names aio twice", "--readers", "aio,threads,aio"),
+        ] + [(f"--readers '{value}' is not a comma-separated list of threads, aio", "--readers",
+              value) for value in ("", "aio,", ",threads")]
+        for message, option, value in with_pathbench:
+            self.assertIn(message, self.refused("--storage-dir", self.dir, "--with-pathbench",
+                                                option, value))
         self.assertIn("--staging-memories needs --with-pathbench",
                       self.refused("--storage-dir", self.dir, "--staging-memories", "pinned"))
-        self.assertIn("--readers 'foo': 'foo' is not threads or aio",
-                      self.refused("--storage-dir", self.dir, "--with-pathbench",
-                                   "--readers", "foo"))
-        self.assertIn("--readers 'threads,Aio': 'Aio' is not threads or aio",
-                      self.refused("--storage-dir", self.dir, "--with-pathbench",
-                                   "--readers", "threads,Aio"))
-        self.assertIn("--readers 'aio,threads,aio' names aio twice",
-                      self.refused("--storage-dir", self.dir, "--with-pathbench",
-                                   "--readers", "aio,threads,aio"))
-        for value in ("", "aio,", ",threads"):
-            self.assertIn(f"--readers '{value}' is not a comma-separated list of threads, aio",
-                          self.refused("--storage-dir", self.dir, "--with-pathbench",
-                                       "--readers", value))
         self.assertIn("--readers needs --with-pathbench",
                       self.refused("--storage-dir", self.dir, "--readers", "aio"))
         self.assertIn("--readers needs a value", self.refused("--storage-dir", self.dir,
