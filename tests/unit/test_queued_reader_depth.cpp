@@ -1,10 +1,11 @@
 // The queued O_DIRECT reader against a "device" with a fixed access time: tests/helpers/
 // latency_fuse mounts a FUSE file whose every read request sleeps a few milliseconds and counts
 // how many requests it holds at once. On a local disk or tmpfs the queue depth barely shows; here
-// the test can see that queue depth N puts N reads in flight at the device at once, and each read
-// arrives as one request and every byte lands. Throughput at each depth is printed, never
-// asserted (no time is asserted in a CI test). Skips, saying why, without /dev/fuse, without the
-// helper (no libfuse3 at configure time) or where the mount is refused (not root, no fusermount3).
+// the test can see that queue depth N puts N reads in flight at the device at once, with either
+// engine (reader threads, native AIO), and each read arrives as one request and every byte lands.
+// Throughput at each depth is printed, never asserted (no time is asserted in a CI test). Skips,
+// saying why, without /dev/fuse, without the helper (no libfuse3 at configure time) or where the
+// mount is refused (not root, no fusermount3).
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/mount.h>
@@ -279,8 +280,11 @@ struct DepthRun {
   std::uint64_t max_in_flight = 0;
 };
 
-TEST(QueuedReaderDepth, TheQueueReachesADeviceWithLatency) {
-  if (const std::string why = latency_fuse_unavailable(); !why.empty()) GTEST_SKIP() << why;
+// Each engine: threads of one pread each, or native AIO from the calling thread (whose reads
+// reach the device together only where the file system reads asynchronously, as FUSE's direct
+// I/O does for AIO).
+void expect_queue_reaches_device(ReadEngine engine) {
+  const std::string name = engine == ReadEngine::kAio ? "aio" : "threads";
   std::vector<DepthRun> runs;
   for (const std::uint64_t depth : {1u, 4u, 16u}) {
     SCOPED_TRACE("queue depth " + std::to_string(depth));
@@ -292,7 +296,8 @@ TEST(QueuedReaderDepth, TheQueueReachesADeviceWithLatency) {
       const UniqueFd fd(::open(fuse.data().c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
       ASSERT_TRUE(fd.valid()) << "O_DIRECT open of " << fuse.data() << ": " << std::strerror(errno);
       const Slots slots(staging_slot_count(depth, kBytes, kChunk), kChunk);
-      QueuedDirectReader reader(fd.get(), fuse.data(), kBytes, kChunk, depth, slots.spans());
+      QueuedDirectReader reader(fd.get(), fuse.data(), kBytes, kChunk, depth, slots.spans(),
+                                engine);
       // Whether all `depth` reads are at the device at one moment is up to the scheduler: on two
       // cores with other tests running, a reader or daemon thread can wait longer than a read
       // takes, and the queue is seen one short. Each further pass of the same mount is another
@@ -315,10 +320,12 @@ TEST(QueuedReaderDepth, TheQueueReachesADeviceWithLatency) {
             << "every chunk delivered once";
         run.max_in_flight = stat_of(fuse.stats(), "max_in_flight");
       }
-      EXPECT_EQ(reader.stats().max_reads_in_pread, depth) << "threads inside pread at once";
+      EXPECT_EQ(reader.stats().max_reads_in_pread, depth) << "reads inside the kernel at once";
       // The queue was refilled before every hand-over (a spare slot per read), so the device
-      // was never left short of reads while chunks were handed over.
-      EXPECT_EQ(reader.stats().min_reads_queued_at_handover, depth == 1 ? 0u : depth);
+      // was never left short of reads while chunks were handed over (at depth 1 the threads
+      // engine reads on the calling thread, one read at a time).
+      EXPECT_EQ(reader.stats().min_reads_queued_at_handover,
+                depth == 1 && engine == ReadEngine::kThreads ? 0u : depth);
 
       const nlohmann::json stats = fuse.stats();
       EXPECT_EQ(stat_of(stats, "reads"), run.passes * kChunks)
@@ -340,18 +347,29 @@ TEST(QueuedReaderDepth, TheQueueReachesADeviceWithLatency) {
     const double mb_per_s = static_cast<double>(kBytes) / r.seconds / 1e6;
     std::ostringstream line;
     line << std::fixed << std::setprecision(1) << "latency_fuse " << kLatencyUs
-         << " us per read, chunk " << (kChunk >> 10) << " KiB, " << kChunks
-         << " reads: queue depth " << r.depth << ": " << mb_per_s << " MB/s ("
-         << std::setprecision(3) << r.seconds << " s, " << std::setprecision(1) << base / r.seconds
+         << " us per read, chunk " << (kChunk >> 10) << " KiB, " << kChunks << " reads, " << name
+         << ": queue depth " << r.depth << ": " << mb_per_s << " MB/s (" << std::setprecision(3)
+         << r.seconds << " s, " << std::setprecision(1) << base / r.seconds
          << "x depth 1), max_in_flight " << r.max_in_flight;
     if (r.passes > 1) line << " after " << r.passes << " passes";
     std::cout << line.str() << "\n";
     std::ostringstream value;
     value << std::fixed << std::setprecision(1) << mb_per_s;
-    RecordProperty("qd" + std::to_string(r.depth) + "_MBps", value.str());
-    RecordProperty("qd" + std::to_string(r.depth) + "_max_in_flight",
-                   std::to_string(r.max_in_flight));
+    const std::string prefix =
+        (engine == ReadEngine::kAio ? "aio_qd" : "qd") + std::to_string(r.depth);
+    ::testing::Test::RecordProperty(prefix + "_MBps", value.str());
+    ::testing::Test::RecordProperty(prefix + "_max_in_flight", std::to_string(r.max_in_flight));
   }
+}
+
+TEST(QueuedReaderDepth, TheQueueReachesADeviceWithLatency) {
+  if (const std::string why = latency_fuse_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  expect_queue_reaches_device(ReadEngine::kThreads);
+}
+
+TEST(QueuedReaderDepth, AnAioQueueReachesADeviceWithLatency) {
+  if (const std::string why = latency_fuse_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  expect_queue_reaches_device(ReadEngine::kAio);
 }
 
 // The helper killed while reads are in flight: the kernel ends the requests it held, so read_all
