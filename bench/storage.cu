@@ -192,9 +192,9 @@ class StorageBench final : public BlockBench {
       }
       slots.emplace_back(slot, length);
     }
-    reader_ = std::make_unique<QueuedDirectReader>(
-        direct_fd_.get(), file_.path(), r_.bytes, r_.chunk, r_.queue_depth, std::move(slots),
-        r_.reader == StorageRequest::Reader::kAio ? ReadEngine::kAio : ReadEngine::kThreads);
+    reader_ =
+        std::make_unique<QueuedDirectReader>(direct_fd_.get(), file_.path(), r_.bytes, r_.chunk,
+                                             r_.queue_depth, std::move(slots), r_.reader);
   }
 
   // What the reader did, over every sample (warm-up included): how deep the queue reached, why

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "measure/family.hpp"
+#include "measure/queued_direct_reader.hpp"
 #include "placement/page_type.hpp"
 #include "placement/storage_location.hpp"
 
@@ -28,8 +29,8 @@ struct StorageRequest {
   // may split it (a virtio disk's max_segments) and handles each segment.
   enum class Staging { kPinned, kRegistered4K, kRegisteredThp, kRegisteredHugetlb };
   // odirect_pinned's reader: queue_depth threads of one pread each, or Linux native AIO from the
-  // measuring thread (measure/queued_direct_reader.hpp's ReadEngine).
-  enum class Reader { kThreads, kAio };
+  // measuring thread: the queued reader's own engines.
+  using Reader = ReadEngine;
   Method method = Method::kPageableRead;
   std::string method_name;
   Cache cache = Cache::kCold;

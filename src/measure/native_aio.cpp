@@ -1,6 +1,5 @@
 #include "measure/native_aio.hpp"
 
-#include <linux/aio_abi.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -11,15 +10,14 @@
 
 namespace pathbench {
 
-NativeAio::NativeAio(unsigned max_events) {
-  aio_context_t context = 0;
-  if (::syscall(SYS_io_setup, max_events, &context) != 0) {
+NativeAio::NativeAio(unsigned max_events) : events_(max_events) {
+  completed_.reserve(max_events);
+  if (::syscall(SYS_io_setup, max_events, &context_) != 0) {
     throw SystemError("io_setup for " + std::to_string(max_events) + " reads in flight", errno);
   }
-  context_ = context;
 }
 
-NativeAio::~NativeAio() { ::syscall(SYS_io_destroy, static_cast<aio_context_t>(context_)); }
+NativeAio::~NativeAio() { ::syscall(SYS_io_destroy, context_); }
 
 void NativeAio::submit_read(int fd, std::byte* dst, std::uint64_t length, std::uint64_t offset,
                             std::uint64_t tag) {
@@ -33,7 +31,7 @@ void NativeAio::submit_read(int fd, std::byte* dst, std::uint64_t length, std::u
   block.aio_offset = static_cast<std::int64_t>(offset);
   iocb* blocks[1] = {&block};
   while (true) {
-    const long n = ::syscall(SYS_io_submit, static_cast<aio_context_t>(context_), 1, blocks);
+    const long n = ::syscall(SYS_io_submit, context_, 1, blocks);
     if (n == 1) return;
     if (n < 0 && errno == EINTR) continue;
     throw SystemError("io_submit of a read of " + std::to_string(length) + " bytes at offset " +
@@ -42,18 +40,16 @@ void NativeAio::submit_read(int fd, std::byte* dst, std::uint64_t length, std::u
   }
 }
 
-std::vector<NativeAio::Event> NativeAio::wait(std::size_t max) {
-  std::vector<io_event> events(max);
+const std::vector<NativeAio::Event>& NativeAio::wait() {
   long n = 0;
   do {
-    n = ::syscall(SYS_io_getevents, static_cast<aio_context_t>(context_), 1, static_cast<long>(max),
-                  events.data(), nullptr);
+    n = ::syscall(SYS_io_getevents, context_, 1, static_cast<long>(events_.size()), events_.data(),
+                  nullptr);
   } while (n < 0 && errno == EINTR);
   if (n < 0) throw SystemError("io_getevents", errno);
-  std::vector<Event> out;
-  out.reserve(static_cast<std::size_t>(n));
-  for (long i = 0; i < n; ++i) out.push_back({events[i].data, events[i].res});
-  return out;
+  completed_.clear();
+  for (long i = 0; i < n; ++i) completed_.push_back({events_[i].data, events_[i].res});
+  return completed_;
 }
 
 }  // namespace pathbench

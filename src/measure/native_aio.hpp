@@ -4,6 +4,8 @@
 // as fio's libaio engine uses it: one thread keeps many O_DIRECT reads in flight without a
 // thread per read. No libaio: the four calls are all it needs.
 
+#include <linux/aio_abi.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -31,11 +33,15 @@ class NativeAio {
     std::int64_t result = 0;  // bytes read, or -errno
   };
   // Waits until at least one read has completed and returns every completed one (at most
-  // `max`), again after EINTR. Throws SystemError naming io_getevents.
-  std::vector<Event> wait(std::size_t max);
+  // max_events), again after EINTR; valid until the next wait. Throws SystemError naming
+  // io_getevents.
+  const std::vector<Event>& wait();
 
  private:
-  unsigned long context_ = 0;  // aio_context_t
+  aio_context_t context_ = 0;
+  // Made once: a wait in the timed region allocates nothing.
+  std::vector<io_event> events_;
+  std::vector<Event> completed_;
 };
 
 }  // namespace pathbench

@@ -272,7 +272,7 @@ std::vector<QueuedDirectReader::Finished> QueuedDirectReader::wait_finished() {
         return out;
       }
     }
-    for (const NativeAio::Event& e : aio_->wait(queue_depth_)) out.push_back(reap(e));
+    for (const NativeAio::Event& e : aio_->wait()) out.push_back(reap(e));
     std::lock_guard lock(mutex_);
     in_pread_ -= out.size();
     return out;
