@@ -441,25 +441,14 @@ EOF
         exit 1
       fi
       ((status == 0 || status == 2)) || pb_status=$status
-      "$python" - "$pb" <<'EOF'
+      PYTHONPATH="$root/scripts/reference" "$python" - "$pb" <<'EOF'
 import json, sys
-KNOWN = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
-READERS = ["threads", "aio"]
+from pathbench_variants import rank, variant
 cases = json.load(open(sys.argv[1])).get("cases", [])
-
-
-def rank(variant):  # staging memory in KNOWN's order, then reader (others after)
-    memory, reader = variant.split("/")
-    return (KNOWN.index(memory) if memory in KNOWN else len(KNOWN), memory,
-            READERS.index(reader) if reader in READERS else len(READERS), reader)
-
-
 by_variant = {}  # staging memory/reader -> its case (an ok one where there are several)
 for c in cases:
-    params = c.get("params") or {}
-    variant = f"{params.get('staging_memory', 'pinned')}/{params.get('reader', 'threads')}"
-    if variant not in by_variant or c.get("status") == "ok":
-        by_variant[variant] = c
+    if variant(c) not in by_variant or c.get("status") == "ok":
+        by_variant[variant(c)] = c
 order = sorted(by_variant, key=rank)
 rates = {v: by_variant[v]["metrics"]["throughput"]["stats"]["median"]
          for v in order if by_variant[v].get("status") == "ok"}
@@ -479,19 +468,19 @@ done
 # fio's best variant; per pathbench variant (staging memory/reader) its median over rounds, the
 # best one's ratio to fio's best variant; each tool's best setting; pathbench's results merged per
 # round beside it.
-"$python" - "$work" "$out" "$dir" "$fs_type" "$bytes" "$engine" "$loops" "$rounds" \
+PYTHONPATH="$root/scripts/reference" "$python" - "$work" "$out" "$dir" "$fs_type" "$bytes" \
+  "$engine" "$loops" "$rounds" \
   "$with_pathbench" "$("$fio" --version)" "${queue_depths[*]}" "${block_sizes[*]}" \
   "${models[*]}" "${buffers[*]}" "$buffers_skipped" "$pb_repetitions" "${staging_memories[*]}" \
   "$scenario" "${readers[*]}" <<'EOF'
 import json, os, statistics, sys, tempfile
+from pathbench_variants import rank, variant
 (work, out, folder, fs_type, size, engine, loops, rounds, with_pb, version, qds,
  bss, models, buffers, buffers_skipped, pb_repetitions, memories, scenario, readers) = sys.argv[1:]
 models, buffers = models.split(), buffers.split()
 variants = [f"{m}/{b}" for m in models for b in buffers]
 rounds, with_pb = int(rounds), with_pb == "1"
 units = {"k": 1024, "m": 1024 * 1024}
-KNOWN = ["pinned", "registered-4k", "registered-thp", "registered-hugetlb"]
-READERS = ["threads", "aio"]
 
 
 def write_atomically(path, document):
@@ -502,21 +491,8 @@ def write_atomically(path, document):
     os.replace(tmp, path)
 
 
-def variant(case):
-    """A case's staging memory and reader, "MEMORY/READER" (pinned and threads where the params
-    leave them out)."""
-    params = case.get("params") or {}
-    return f"{params.get('staging_memory', 'pinned')}/{params.get('reader', 'threads')}"
-
-
-def rank(name):  # staging memory in KNOWN's order, then reader in READERS' (others after)
-    memory, reader = name.split("/")
-    return (KNOWN.index(memory) if memory in KNOWN else len(KNOWN), memory,
-            READERS.index(reader) if reader in READERS else len(READERS), reader)
-
-
 def pathbench_variants(cases):
-    """Per variant (staging memory/reader, in KNOWN's then READERS' order, others after): the
+    """Per variant (staging memory/reader, in pathbench_variants.rank's order): the
     median over rounds of its ok cases' medians, or the status and reason of its first case
     where none was ok."""
     grouped = {}
