@@ -33,6 +33,12 @@
 
 namespace pathbench::cli {
 
+void write_report_file(const std::string& path, const std::string& text, const char* what) {
+  if (path.empty()) return;
+  write_output_file(path, text, std::string("the ") + what);
+  std::fprintf(stderr, "%s written to %s\n", what, path.c_str());
+}
+
 namespace {
 
 // The plan, its warnings and notes printed (before the inventory's).

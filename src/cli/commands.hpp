@@ -8,6 +8,10 @@
 
 namespace pathbench::cli {
 
+// Writes a report (comparison or fleet JSON, JUnit XML) to PATH atomically and says so on stderr;
+// nothing when PATH is empty (the option was not given). WHAT names it ("comparison JSON").
+void write_report_file(const std::string& path, const std::string& text, const char* what);
+
 struct RunOptions {
   std::vector<std::string> scenarios;
   std::string out;  // empty: results/<node-type>-<timestamp>.json

@@ -29,12 +29,6 @@ namespace pathbench::cli {
 
 namespace {
 
-void write_output(const std::string& path, const std::string& text, const char* what) {
-  if (path.empty()) return;
-  write_output_file(path, text, std::string("the ") + what);
-  std::fprintf(stderr, "%s written to %s\n", what, path.c_str());
-}
-
 std::string node_type_of(const Result& result, const std::string& file) {
   return RunContext::from_json(result.context, file).node_type.value_or("");
 }
@@ -91,10 +85,10 @@ int report(const Comparison& comparison, const JudgeCliOptions& options) {
   std::fflush(stdout);
   // Built only when asked for, one at a time (a large comparison's text is hundreds of MB).
   if (!options.json_out.empty()) {
-    write_output(options.json_out, to_json_text(comparison), "comparison JSON");
+    write_report_file(options.json_out, to_json_text(comparison), "comparison JSON");
   }
   if (!options.junit_out.empty()) {
-    write_output(options.junit_out, junit_xml(comparison), "JUnit XML");
+    write_report_file(options.junit_out, junit_xml(comparison), "JUnit XML");
   }
   return comparison.exit_code;
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "cli/commands.hpp"
 #include "compare/fleet.hpp"
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
@@ -59,12 +60,6 @@ std::vector<FleetInput> read_inputs(const std::vector<std::string>& inputs) {
   return out;
 }
 
-void write_output(const std::string& path, const std::string& text, const char* what) {
-  if (path.empty()) return;
-  write_output_file(path, text, std::string("the ") + what);
-  std::fprintf(stderr, "%s written to %s\n", what, path.c_str());
-}
-
 }  // namespace
 
 int fleet_command(const FleetCliOptions& options) {
@@ -109,9 +104,9 @@ int fleet_command(const FleetCliOptions& options) {
   const std::string html = fleet_html(report);
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
-  write_output(options.json_out, json, "fleet JSON");
-  write_output(options.junit_out, junit, "fleet JUnit");
-  write_output(options.html_out, html, "fleet HTML");
+  write_report_file(options.json_out, json, "fleet JSON");
+  write_report_file(options.junit_out, junit, "fleet JUnit");
+  write_report_file(options.html_out, html, "fleet HTML");
   return exit_code_of(report);
 }
 

@@ -51,6 +51,15 @@ struct JsonReadOptions {
       on_element;
 };
 
+// What a JSON value is, in the words pathbench's messages use: "integer" and "number" (a
+// float) apart, else nlohmann's type name ("string", "object", "array", "boolean", "null").
+template <typename Json>
+std::string json_kind(const Json& value) {
+  if (value.is_number_integer()) return "integer";
+  if (value.is_number_float()) return "number";
+  return value.type_name();
+}
+
 // Reads and parses `path`: a regular file only (a FIFO, device or directory is refused at once,
 // without blocking), at most options.max_bytes. Every failure, unreadable file included, is an
 // InputError naming `path`.

@@ -13,7 +13,6 @@ namespace {
 // Far above any real NR_CPUS / MAX_NUMNODES; stops "0-4000000000" from allocating gigabytes.
 constexpr int kMaxId = 1 << 20;
 
-
 [[noreturn]] void reject(std::string_view kind, std::string_view text, std::string_view why) {
   throw std::invalid_argument("invalid " + std::string(kind) + " \"" + std::string(text) +
                               "\": " + std::string(why));
@@ -145,6 +144,12 @@ std::string format_cpu_list(std::vector<int> cpus) {
     i = j + 1;
   }
   return out;
+}
+
+std::vector<int> sorted_unique(std::vector<int> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 }  // namespace pathbench

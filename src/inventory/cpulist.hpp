@@ -21,4 +21,7 @@ std::vector<int> parse_cpu_mask(std::string_view text);
 // Negative ids throw std::invalid_argument.
 std::string format_cpu_list(std::vector<int> cpus);
 
+// The ids sorted, each once.
+std::vector<int> sorted_unique(std::vector<int> ids);
+
 }  // namespace pathbench

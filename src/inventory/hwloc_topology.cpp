@@ -1,4 +1,5 @@
 #include "inventory/hwloc_topology.hpp"
+#include "inventory/cpulist.hpp"
 #include "inventory/pcie_paths.hpp"
 
 #include <algorithm>
@@ -29,12 +30,6 @@ PciAddress parse_address(std::string_view bus_id) {
   address.device = static_cast<unsigned>(std::stoul(canonical.substr(colon + 4, 2), nullptr, 16));
   address.function = static_cast<unsigned>(std::stoul(canonical.substr(colon + 7, 1), nullptr, 16));
   return address;
-}
-
-std::vector<int> sorted_unique(std::vector<int> ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
 }
 
 }  // namespace

@@ -23,12 +23,6 @@
 namespace pathbench {
 namespace {
 
-std::vector<int> sorted_unique(std::vector<int> ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
-}
-
 std::vector<int> intersect(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out;
   std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));

@@ -43,8 +43,7 @@ bool not_available(std::string_view field) { return nvidia_smi_value_missing(fie
 
 [[noreturn]] void reject_line(std::size_t line_number, std::string_view line,
                               const std::string& why) {
-  throw std::invalid_argument("nvidia-smi output line " + std::to_string(line_number) + ": " + why +
-                              " in \"" + std::string(line) + "\"");
+  reject_nvidia_smi_line("nvidia-smi", line_number, line, why);
 }
 
 template <typename T>
@@ -105,6 +104,12 @@ void apply_smi_row(GpuInventory& gpu, const NvidiaSmiGpu& row, std::string_view 
 }
 
 }  // namespace
+
+void reject_nvidia_smi_line(std::string_view command, std::size_t line_number,
+                            std::string_view line, const std::string& why) {
+  throw std::invalid_argument(std::string(command) + " output line " + std::to_string(line_number) +
+                              ": " + why + " in \"" + std::string(line) + "\"");
+}
 
 bool nvidia_smi_value_missing(std::string_view field) {
   // nvidia-smi's spellings vary by version and by field ("[N/A]", "N/A", "[Not Supported]",

@@ -31,6 +31,11 @@ struct NvidiaSmiGpu {
 // ("[N/A]", "[Not Supported]", "[Unknown Error]").
 bool nvidia_smi_value_missing(std::string_view field);
 
+// Refuses line LINE_NUMBER of the output of COMMAND ("nvidia-smi", "nvidia-smi nvlink -s"):
+// std::invalid_argument naming the command, the line and why, with the line quoted.
+[[noreturn]] void reject_nvidia_smi_line(std::string_view command, std::size_t line_number,
+                                         std::string_view line, const std::string& why);
+
 // The fixed argument vector of the query; the parser below expects exactly these fields in this
 // order.
 const std::vector<std::string>& nvidia_smi_query_argv();

@@ -1,5 +1,6 @@
 #include "inventory/nvlink.hpp"
 #include "core/text.hpp"
+#include "inventory/nvidia_smi.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,10 +12,9 @@
 namespace pathbench {
 namespace {
 
-[[noreturn]] void reject_line(std::size_t line_number, std::string_view line,
-                              const std::string& why) {
-  throw std::invalid_argument("nvidia-smi nvlink -s output line " + std::to_string(line_number) +
-                              ": " + why + " in \"" + std::string(line) + "\"");
+[[noreturn]] void reject_status_line(std::size_t line_number, std::string_view line,
+                                     const std::string& why) {
+  reject_nvidia_smi_line("nvidia-smi nvlink -s", line_number, line, why);
 }
 
 template <typename T>
@@ -68,7 +68,7 @@ std::vector<NvlinkGpuStatus> parse_nvidia_smi_nvlink(std::string_view text) {
       seen_links.clear();
       continue;
     }
-    if (gpus.empty()) reject_line(line_number, line, "expected a \"GPU <n>: ...\" header");
+    if (gpus.empty()) reject_status_line(line_number, line, "expected a \"GPU <n>: ...\" header");
     NvlinkGpuStatus& gpu = gpus.back();
 
     constexpr std::string_view kLink = "Link ";
@@ -84,7 +84,7 @@ std::vector<NvlinkGpuStatus> parse_nvidia_smi_nvlink(std::string_view text) {
       continue;
     }
     if (std::find(seen_links.begin(), seen_links.end(), *number) != seen_links.end()) {
-      reject_line(line_number, line, "link " + std::to_string(*number) + " is listed twice");
+      reject_status_line(line_number, line, "link " + std::to_string(*number) + " is listed twice");
     }
     seen_links.push_back(*number);
     ++gpu.links;
@@ -96,7 +96,7 @@ std::vector<NvlinkGpuStatus> parse_nvidia_smi_nvlink(std::string_view text) {
             ? parse_whole<double>(trim(value.substr(0, value.size() - kUnit.size())))
             : std::nullopt;
     if (!rate || !(*rate > 0)) {
-      reject_line(line_number, line, "expected \"<rate> GB/s\" or a state like <inactive>");
+      reject_status_line(line_number, line, "expected \"<rate> GB/s\" or a state like <inactive>");
     }
     ++gpu.active_links;
     gpu.link_gb_per_s = gpu.link_gb_per_s ? std::min(*gpu.link_gb_per_s, *rate) : *rate;

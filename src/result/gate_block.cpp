@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "core/json_reader.hpp"
 #include "core/json_text.hpp"
 #include "core/text.hpp"
 #include "stats/operation_distribution.hpp"
@@ -12,12 +13,6 @@ namespace pathbench {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-std::string type_of(const ojson& v) {
-  if (v.is_number_integer()) return "integer";
-  if (v.is_number_float()) return "number";
-  return v.type_name();
-}
 
 std::string text_of(const ojson& v) {
   return v.dump(-1, ' ', false, ojson::error_handler_t::replace);
@@ -40,7 +35,7 @@ std::string gate_statistic_names() {
 
 void check_gate_block(const ojson& gate, const std::string& file, const std::string& pointer) {
   if (!gate.is_object()) {
-    throw InputError(file, pointer, "expected an object, found " + type_of(gate));
+    throw InputError(file, pointer, "expected an object, found " + json_kind(gate));
   }
   const auto percent = [&](const ojson& v, const std::string& at) {
     if (!is_percent(v)) {
@@ -93,10 +88,11 @@ void check_gate_block(const ojson& gate, const std::string& file, const std::str
       boolean(value, at);
     } else if (key == "metrics") {
       if (!value.is_object() || value.empty()) {
-        throw InputError(file, at,
-                         "expected a non-empty object of metric name: percent or {\"statistic\", "
-                         "\"threshold_pct\"}, found " +
-                             (value.is_object() ? std::string("an empty object") : type_of(value)));
+        throw InputError(
+            file, at,
+            "expected a non-empty object of metric name: percent or {\"statistic\", "
+            "\"threshold_pct\"}, found " +
+                (value.is_object() ? std::string("an empty object") : json_kind(value)));
       }
       for (const auto& [metric, e] : value.items()) entry(e, at + "/" + pointer_token(metric));
     } else {

@@ -180,12 +180,6 @@ ojson to_json(const Result& r) {
 
 namespace {
 
-std::string describe_type(const ojson& v) {
-  if (v.is_number_integer()) return "integer";
-  if (v.is_number_float()) return "number";
-  return v.type_name();
-}
-
 std::string json_quoted(std::string_view s) { return ojson(s).dump(); }
 
 // The ids of a result's cases so far. Comparison and the exports key cases by id: two cases with
@@ -235,12 +229,12 @@ class ResultReader {
   }
 
   const ojson& object(const ojson& v, const Pointer& at) const {
-    if (!v.is_object()) fail(at, "expected an object, found " + describe_type(v));
+    if (!v.is_object()) fail(at, "expected an object, found " + json_kind(v));
     return v;
   }
 
   const ojson& array(const ojson& v, const Pointer& at) const {
-    if (!v.is_array()) fail(at, "expected an array, found " + describe_type(v));
+    if (!v.is_array()) fail(at, "expected an array, found " + json_kind(v));
     return v;
   }
 
@@ -251,12 +245,12 @@ class ResultReader {
   }
 
   std::string string(const ojson& v, const Pointer& at) const {
-    if (!v.is_string()) fail(at, "expected a string, found " + describe_type(v));
+    if (!v.is_string()) fail(at, "expected a string, found " + json_kind(v));
     return v.get<std::string>();
   }
 
   double number(const ojson& v, const Pointer& at) const {
-    if (!v.is_number()) fail(at, "expected a number, found " + describe_type(v));
+    if (!v.is_number()) fail(at, "expected a number, found " + json_kind(v));
     const double d = v.get<double>();
     if (!std::isfinite(d)) fail(at, "expected a finite number, found " + v.dump());
     return d;
@@ -264,14 +258,14 @@ class ResultReader {
 
   std::uint64_t count(const ojson& v, const Pointer& at) const {
     if (!v.is_number_unsigned()) {
-      fail(at, "expected a non-negative integer, found " +
-                   (v.is_number() ? v.dump() : describe_type(v)));
+      fail(at,
+           "expected a non-negative integer, found " + (v.is_number() ? v.dump() : json_kind(v)));
     }
     return v.get<std::uint64_t>();
   }
 
   bool boolean(const ojson& v, const Pointer& at) const {
-    if (!v.is_boolean()) fail(at, "expected true or false, found " + describe_type(v));
+    if (!v.is_boolean()) fail(at, "expected true or false, found " + json_kind(v));
     return v.get<bool>();
   }
 
@@ -289,7 +283,7 @@ class ResultReader {
     const ojson& schema = field(doc, root, "schema");
     if (!schema.is_string() || schema.get_ref<const std::string&>() != kResultSchema) {
       fail(root / "schema", "expected " + json_quoted(kResultSchema) + ", found " +
-                                (schema.is_string() ? schema.dump() : describe_type(schema)));
+                                (schema.is_string() ? schema.dump() : json_kind(schema)));
     }
     Result r;
     r.schema = kResultSchema;

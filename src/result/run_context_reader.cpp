@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "core/errors.hpp"
+#include "core/json_reader.hpp"
 #include "result/run_context.hpp"
 #include "result/run_context_fields.hpp"
 
@@ -15,12 +16,6 @@ using ojson = nlohmann::ordered_json;
 
 using context_fields::Null;
 
-std::string describe_type(const ojson& v) {
-  if (v.is_number_integer()) return "integer";
-  if (v.is_number_float()) return "number";
-  return v.type_name();
-}
-
 // Reads one context object, naming the file and the JSON pointer of whatever is wrong.
 class ContextReader {
  public:
@@ -31,7 +26,7 @@ class ContextReader {
   }
 
   const ojson& object(const ojson& v, const std::string& at) const {
-    if (!v.is_object()) fail(at, "expected an object, found " + describe_type(v));
+    if (!v.is_object()) fail(at, "expected an object, found " + json_kind(v));
     return v;
   }
 
@@ -39,7 +34,7 @@ class ContextReader {
   const ojson* array(const ojson& obj, const std::string& at, const char* key) const {
     const auto it = obj.find(key);
     if (it == obj.end()) return nullptr;
-    if (!it->is_array()) fail(at + "/" + key, "expected an array, found " + describe_type(*it));
+    if (!it->is_array()) fail(at + "/" + key, "expected an array, found " + json_kind(*it));
     return &*it;
   }
 
@@ -48,7 +43,7 @@ class ContextReader {
     const auto it = obj.find(key);
     if (it == obj.end() || it->is_null()) return nullptr;
     if (!it->is_object()) {
-      fail(at + "/" + key, "expected an object or null, found " + describe_type(*it));
+      fail(at + "/" + key, "expected an object or null, found " + json_kind(*it));
     }
     return &*it;
   }
@@ -102,25 +97,25 @@ class ContextReader {
       what = std::is_same_v<T, bool> ? "expected true, false or null" : what + " or null";
     }
     if constexpr (std::is_same_v<T, std::string>) {
-      if (!v.is_string()) fail(at, what + ", found " + describe_type(v));
+      if (!v.is_string()) fail(at, what + ", found " + json_kind(v));
       return v.get<std::string>();
     } else if constexpr (std::is_same_v<T, bool>) {
-      if (!v.is_boolean()) fail(at, what + ", found " + describe_type(v));
+      if (!v.is_boolean()) fail(at, what + ", found " + json_kind(v));
       return v.get<bool>();
     } else if constexpr (std::is_same_v<T, double>) {
-      if (!v.is_number()) fail(at, what + ", found " + describe_type(v));
+      if (!v.is_number()) fail(at, what + ", found " + json_kind(v));
       const double d = v.get<double>();
       if (!std::isfinite(d)) fail(at, "expected a finite number, found " + v.dump());
       return d;
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-      if (!v.is_array()) fail(at, what + ", found " + describe_type(v));
+      if (!v.is_array()) fail(at, what + ", found " + json_kind(v));
       std::vector<std::string> out;
       for (std::size_t i = 0; i < v.size(); ++i) {
         out.push_back(convert<std::string>(v[i], at + "/" + std::to_string(i), Null::kRefused));
       }
       return out;
     } else if constexpr (std::is_same_v<T, std::vector<int>>) {
-      if (!v.is_array()) fail(at, what + ", found " + describe_type(v));
+      if (!v.is_array()) fail(at, what + ", found " + json_kind(v));
       std::vector<int> out;
       for (std::size_t i = 0; i < v.size(); ++i) {
         out.push_back(convert<int>(v[i], at + "/" + std::to_string(i), Null::kRefused));
@@ -129,7 +124,7 @@ class ContextReader {
     } else {
       // nlohmann would turn 3.7 into 3 and -1 into 18446744073709551615 without complaint.
       if (!v.is_number_integer()) {
-        fail(at, what + ", found " + (v.is_number() ? v.dump() : describe_type(v)));
+        fail(at, what + ", found " + (v.is_number() ? v.dump() : json_kind(v)));
       }
       bool fits = false;
       if (v.is_number_unsigned()) {

@@ -22,12 +22,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string type_name(const json& j) {
-  if (j.is_number_integer()) return "integer";
-  if (j.is_number_float()) return "number";
-  return j.type_name();
-}
-
 std::string shortest(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -72,7 +66,7 @@ class FileReader {
   }
 
   void require_object(const json& j, const std::string& ptr) const {
-    if (!j.is_object()) fail(ptr, "expected an object, found " + type_name(j));
+    if (!j.is_object()) fail(ptr, "expected an object, found " + json_kind(j));
   }
 
   void reject_unknown(const json& obj, const std::string& ptr,
@@ -93,7 +87,7 @@ class FileReader {
       return {};
     }
     const auto& v = obj.at(key);
-    if (!v.is_string()) fail(ptr + "/" + key, "expected a string, found " + type_name(v));
+    if (!v.is_string()) fail(ptr + "/" + key, "expected a string, found " + json_kind(v));
     if (required && v.get_ref<const std::string&>().empty()) fail(ptr + "/" + key, "is empty");
     return v.get<std::string>();
   }
@@ -183,7 +177,7 @@ class FileReader {
     }
     if (j.contains("exclude")) {
       const auto& ex = j.at("exclude");
-      if (!ex.is_array()) fail(ptr + "/exclude", "expected an array, found " + type_name(ex));
+      if (!ex.is_array()) fail(ptr + "/exclude", "expected an array, found " + json_kind(ex));
       if (ex.size() > kMaxExcludeRules) {
         fail(ptr + "/exclude", std::to_string(ex.size()) + " rules; a scenario may have at most " +
                                    std::to_string(kMaxExcludeRules) + " exclude rules");
@@ -459,7 +453,7 @@ class FileReader {
     string_field(doc, "", "description", false);
     if (!doc.contains("scenarios")) fail("/scenarios", "missing required field");
     const auto& list = doc.at("scenarios");
-    if (!list.is_array()) fail("/scenarios", "expected an array, found " + type_name(list));
+    if (!list.is_array()) fail("/scenarios", "expected an array, found " + json_kind(list));
     if (list.empty()) fail("/scenarios", "no scenarios");
     ScenarioFile file;
     file.path = path_;

@@ -136,5 +136,11 @@ TEST(CpuListFormat, RejectsNegativeIds) {
   EXPECT_THROW(format_cpu_list({-1, 2}), std::invalid_argument);
 }
 
+TEST(SortedUnique, SortsAndKeepsEachIdOnce) {
+  EXPECT_EQ(sorted_unique({5, 1, 3, 1, 5, 0}), (std::vector<int>{0, 1, 3, 5}));
+  EXPECT_EQ(sorted_unique({}), std::vector<int>{});
+  EXPECT_EQ(sorted_unique({7, 7, 7}), std::vector<int>{7});
+}
+
 }  // namespace
 }  // namespace pathbench

@@ -423,5 +423,20 @@ TEST(JsonReader, ResultHeaderErrorsComeBeforeCaseErrors) {
   }
 }
 
+// The words every reader's "expected X, found Y" message uses, for both JSON value types.
+TEST(JsonKind, IntegersAndFloatsAreToldApart) {
+  using ojson = nlohmann::ordered_json;
+  EXPECT_EQ(json_kind(ojson(3)), "integer");
+  EXPECT_EQ(json_kind(ojson(-3)), "integer");
+  EXPECT_EQ(json_kind(ojson(2.5)), "number");
+  EXPECT_EQ(json_kind(ojson("x")), "string");
+  EXPECT_EQ(json_kind(ojson::array()), "array");
+  EXPECT_EQ(json_kind(ojson::object()), "object");
+  EXPECT_EQ(json_kind(ojson(true)), "boolean");
+  EXPECT_EQ(json_kind(ojson(nullptr)), "null");
+  EXPECT_EQ(json_kind(nlohmann::json(4u)), "integer");
+  EXPECT_EQ(json_kind(nlohmann::json(0.5)), "number");
+}
+
 }  // namespace
 }  // namespace pathbench
