@@ -231,7 +231,9 @@ class StorageBench final : public BlockBench {
                    "queue depth ",
                    std::to_string(r_.queue_depth), " (", readers, "); at most ",
                    std::to_string(s.max_reads_in_pread),
-                   " reads were inside pread at once; the reader waited for a copy to free a "
+                   reader_->engine() == ReadEngine::kAio ? " reads were in the kernel at once"
+                                                         : " reads were inside pread at once",
+                   "; the reader waited for a copy to free a "
                    "slot ",
                    std::to_string(s.slot_waits), " times for ", format_seconds(s.slot_wait_seconds),
                    " in all (at most ", std::to_string(s.max_reads_per_wakeup),
