@@ -129,8 +129,7 @@ std::vector<int> parse_cpu_mask(std::string_view text) {
 }
 
 std::string format_cpu_list(std::vector<int> cpus) {
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  cpus = sorted_unique(std::move(cpus));
   if (!cpus.empty() && cpus.front() < 0) {
     throw std::invalid_argument("format_cpu_list: negative id " + std::to_string(cpus.front()));
   }

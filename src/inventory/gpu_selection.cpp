@@ -1,4 +1,5 @@
 #include "inventory/gpu_selection.hpp"
+#include "inventory/cpulist.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -74,9 +75,7 @@ std::vector<int> parse_device_list(std::string_view text, const std::vector<int>
 }
 
 std::vector<std::string> gpu_pair_values(const std::vector<int>& gpus) {
-  std::vector<int> sorted = gpus;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  const std::vector<int> sorted = sorted_unique(gpus);
   std::vector<std::string> out;
   for (int s : sorted) {
     for (int d : sorted) {

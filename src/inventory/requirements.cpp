@@ -10,6 +10,7 @@
 
 #include "core/text.hpp"
 #include "core/units.hpp"
+#include "inventory/cpulist.hpp"
 #include "inventory/gpu_selection.hpp"
 
 namespace pathbench {
@@ -53,9 +54,7 @@ std::vector<int> gpus_in_use(const Machine& machine) {
   if (gpus.empty()) {
     for (const auto& g : machine.gpus) gpus.push_back(g.index);
   }
-  std::sort(gpus.begin(), gpus.end());
-  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-  return gpus;
+  return sorted_unique(std::move(gpus));
 }
 
 std::string describe_gpus(const Machine& machine) {

@@ -136,6 +136,7 @@ QueuedDirectReader::QueuedDirectReader(int fd, std::string file, std::uint64_t f
     }
   }
   finished_.reserve(slots_.size());
+  arrived_.reserve(slots_.size());
   if (engine_ == ReadEngine::kAio) {
     aio_ = std::make_unique<NativeAio>(static_cast<unsigned>(queue_depth_));
     reading_.resize(slots_.size());
@@ -261,26 +262,25 @@ QueuedDirectReader::Finished QueuedDirectReader::reap(const NativeAio::Event& ev
   return f;
 }
 
-std::vector<QueuedDirectReader::Finished> QueuedDirectReader::wait_finished() {
-  std::vector<Finished> out;
-  out.reserve(slots_.size());
+const std::vector<QueuedDirectReader::Finished>& QueuedDirectReader::wait_finished() {
+  arrived_.clear();
   if (aio_) {
     {
       std::lock_guard lock(mutex_);
       if (!finished_.empty()) {  // refused at submission
-        out.swap(finished_);
-        return out;
+        arrived_.swap(finished_);
+        return arrived_;
       }
     }
-    for (const NativeAio::Event& e : aio_->wait()) out.push_back(reap(e));
+    for (const NativeAio::Event& e : aio_->wait()) arrived_.push_back(reap(e));
     std::lock_guard lock(mutex_);
-    in_pread_ -= out.size();
-    return out;
+    in_pread_ -= arrived_.size();
+    return arrived_;
   }
   std::unique_lock lock(mutex_);
   read_finished_.wait(lock, [&] { return !finished_.empty(); });
-  out.swap(finished_);  // finished_ keeps out's reserve: a worker's push never allocates
-  return out;
+  arrived_.swap(finished_);  // finished_ gets arrived_'s emptied reserve: a push never allocates
+  return arrived_;
 }
 
 std::size_t QueuedDirectReader::cancel_queued(std::vector<std::size_t>& free_slots) {
@@ -331,7 +331,7 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
     while (delivered < chunks) {
       fill();
       if (queued == 0) throw std::logic_error("queued O_DIRECT reader: nothing to wait for");
-      std::vector<Finished> arrived = wait_finished();
+      const std::vector<Finished>& arrived = wait_finished();
       queued -= arrived.size();  // before on_chunk can throw: the cleanup below counts on it
       for (const Finished& f : arrived) {
         if (f.error && !error) error = f.error;
@@ -350,7 +350,7 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
           handed_over_ = true;
         }
       }
-      for (Finished& f : arrived) {
+      for (const Finished& f : arrived) {
         if (error) {
           free_slots.push_back(f.slot);
           continue;

@@ -161,7 +161,8 @@ class QueuedDirectReader {
   void read_chunk(const Job& job);
   Finished run_job(const Job& job) noexcept;
   void submit(const Job& job);
-  std::vector<Finished> wait_finished();
+  // The reads finished since the last call, in arrived_ (valid until the next call).
+  const std::vector<Finished>& wait_finished();
   std::size_t cancel_queued(std::vector<std::size_t>& free_slots);
   void stop_threads() noexcept;
 
@@ -179,6 +180,9 @@ class QueuedDirectReader {
   std::deque<Job> jobs_;  // submitted, no thread has taken them yet
   // Reserved for every slot: a worker's push never allocates (it cannot throw there).
   std::vector<Finished> finished_;
+  // What wait_finished hands over; it and finished_ trade buffers, both reserved for every slot,
+  // so a wakeup in the timed pass allocates nothing.
+  std::vector<Finished> arrived_;
   bool stopping_ = false;
   bool handed_over_ = false;  // stats_.min_reads_queued_at_handover holds a value
   std::uint64_t in_pread_ = 0;
