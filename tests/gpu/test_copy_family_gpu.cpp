@@ -23,7 +23,7 @@
 #include "measure/pattern.hpp"
 #endif
 
-namespace pathbench {
+namespace pathbench::test_copy_family_gpu {
 namespace {
 
 CaseSpec copy_case(nlohmann::ordered_json params) {
@@ -338,4 +338,4 @@ TEST(DevicePatternGpu, DetectsACorruptedByte) {
 #endif
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_copy_family_gpu

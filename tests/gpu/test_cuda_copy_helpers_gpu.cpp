@@ -20,7 +20,7 @@
 #include "measure/pattern.hpp"
 #endif
 
-namespace pathbench {
+namespace pathbench::test_cuda_copy_helpers_gpu {
 namespace {
 
 #ifdef PATHBENCH_HAVE_CUDA
@@ -133,4 +133,4 @@ TEST(PitchedGather, GathersOddAndAlignedPiecesFromMappedMemory) {
 #endif  // PATHBENCH_HAVE_CUDA
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_cuda_copy_helpers_gpu

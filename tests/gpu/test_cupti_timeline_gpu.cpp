@@ -23,7 +23,7 @@
 #include "measure/nvtx.hpp"
 #endif
 
-namespace pathbench {
+namespace pathbench::test_cupti_timeline_gpu {
 namespace {
 
 #ifdef PATHBENCH_HAVE_CUDA
@@ -310,4 +310,4 @@ TEST(CuptiTimelineGpu, BuiltWithoutCuda) {
 #endif
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_cupti_timeline_gpu

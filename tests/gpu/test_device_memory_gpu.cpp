@@ -13,7 +13,7 @@
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
-namespace pathbench {
+namespace pathbench::test_device_memory_gpu {
 namespace {
 
 CaseSpec dm_case(nlohmann::ordered_json params) {
@@ -192,4 +192,4 @@ TEST(DeviceMemoryGpu, VmmFragmentation) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_device_memory_gpu

@@ -14,7 +14,7 @@
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
-namespace pathbench {
+namespace pathbench::test_ipc_gpu {
 namespace {
 
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
@@ -132,4 +132,4 @@ TEST(IpcGpu, AChildThatDiesIsAFailedCaseNamingTheSignal) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_ipc_gpu

@@ -14,7 +14,7 @@
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
-namespace pathbench {
+namespace pathbench::test_peer_gpu {
 namespace {
 
 const Machine& this_machine() {
@@ -133,4 +133,4 @@ TEST(PeerGpuNvlink, PeerAccessAt256MiBReachesNvlinkRates) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_peer_gpu

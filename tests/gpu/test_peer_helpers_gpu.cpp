@@ -14,7 +14,7 @@
 #include "cuda/multi_device.hpp"
 #include "cuda/peer_access.hpp"
 
-namespace pathbench {
+namespace pathbench::test_peer_helpers_gpu {
 namespace {
 
 int device_count() {
@@ -97,6 +97,6 @@ TEST(MultiDeviceGpu, HandOffOrdersWorkAcrossGpus) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_peer_helpers_gpu
 
 #endif  // PATHBENCH_HAVE_CUDA

@@ -14,7 +14,7 @@
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
-namespace pathbench {
+namespace pathbench::test_serving_gpu {
 namespace {
 
 CaseSpec serving_case(nlohmann::ordered_json params) {
@@ -227,4 +227,4 @@ TEST(ServingGpu, CoalescedRequestsShareTransfersAndBatchSizeCountsThem) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_serving_gpu

@@ -14,7 +14,7 @@
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
-namespace pathbench {
+namespace pathbench::test_small_copies_gpu {
 namespace {
 
 CaseSpec small_copies_case(const std::string& method, std::int64_t count, std::int64_t bytes,
@@ -146,4 +146,4 @@ TEST(SmallCopiesGpu, OddSizesAndSinglePieces) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_small_copies_gpu

@@ -18,7 +18,7 @@
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
-namespace pathbench {
+namespace pathbench::test_storage_gpu {
 namespace {
 
 constexpr std::int64_t kMiB = 1024 * 1024;
@@ -244,4 +244,4 @@ TEST(StorageGpuRagged, AFileOfRaggedSizeIsReadExactly) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_storage_gpu

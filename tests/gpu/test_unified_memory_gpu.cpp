@@ -13,7 +13,7 @@
 #include "scenario/expansion.hpp"
 #include "test_gpu_common.hpp"
 
-namespace pathbench {
+namespace pathbench::test_unified_memory_gpu {
 namespace {
 
 constexpr std::int64_t kKiB = 1024;
@@ -146,4 +146,4 @@ TEST(UnifiedMemoryGpu, GpuToCpuFaultsAreHostTimedAndVerified) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_unified_memory_gpu

@@ -11,7 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
 
-namespace pathbench {
+namespace pathbench::test_atomic_file {
 namespace {
 
 namespace fs = std::filesystem;
@@ -144,4 +144,4 @@ TEST_F(AtomicFileTest, ReadMissingFileThrows) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_atomic_file

@@ -28,7 +28,7 @@
 #include "stats/summary.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_bad_input_audit {
 namespace {
 
 namespace fs = std::filesystem;
@@ -535,4 +535,4 @@ TEST_F(AuditTest, G8IntegerOptionsAreParsedStrictlyWithinBounds) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_bad_input_audit

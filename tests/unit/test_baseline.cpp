@@ -11,12 +11,12 @@
 
 #include "compare/baseline.hpp"
 #include "compare/compare.hpp"
-#include "export/compare_report.hpp"
 #include "compare/context_changes.hpp"
+#include "export/compare_report.hpp"
 #include "inventory/environment.hpp"
 #include "stats/robust.hpp"
 
-namespace pathbench {
+namespace pathbench::test_baseline {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -310,4 +310,4 @@ TEST(Compare, WhatChangedLeadsEveryOutput) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_baseline

@@ -13,7 +13,7 @@
 #include "core/atomic_file.hpp"
 #include "temp_dir.hpp"
 
-namespace pathbench {
+namespace pathbench::test_baseline_update {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -314,4 +314,4 @@ TEST(BaselineUpdate, KeepsAtLeastOneRun) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_baseline_update

@@ -11,7 +11,7 @@
 #include "placement/block_device.hpp"
 #include "temp_dir.hpp"
 
-namespace pathbench {
+namespace pathbench::test_block_device {
 namespace {
 
 namespace fs = std::filesystem;
@@ -276,4 +276,4 @@ TEST(BlockDevice, MissingFilesLeaveFieldsEmpty) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_block_device

@@ -13,7 +13,7 @@
 #include "measure/caching_replay.hpp"
 #include "measure/fragmentation_pattern.hpp"
 
-namespace pathbench {
+namespace pathbench::test_caching_allocator {
 namespace {
 
 constexpr std::uint64_t kKiB = std::uint64_t{1} << 10;
@@ -347,4 +347,4 @@ TEST(CachingReplay, TheKvPatternLeavesCachedBytesNoRequestFits) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_caching_allocator

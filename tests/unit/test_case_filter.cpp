@@ -7,7 +7,7 @@
 #include "core/errors.hpp"
 #include "scenario/case_filter.hpp"
 
-namespace pathbench {
+namespace pathbench::test_case_filter {
 namespace {
 
 TEST(CaseFilter, EmptyPatternKeepsEveryCase) {
@@ -102,4 +102,4 @@ TEST(CaseFilter, ExactIdsPatternOfManyIdsCompiles) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_case_filter

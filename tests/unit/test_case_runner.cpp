@@ -7,7 +7,7 @@
 #include "core/host_clock.hpp"
 #include "measure/case_runner.hpp"
 
-namespace pathbench {
+namespace pathbench::test_case_runner {
 namespace {
 
 // A case whose behaviour each test scripts.
@@ -229,4 +229,4 @@ TEST(OperationsFor, FillsMinTimeWithinBounds) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_case_runner

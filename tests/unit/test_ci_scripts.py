@@ -4,7 +4,8 @@
 affected_tests.py: every end-to-end and report test that ctest knows is reachable from some path,
 every rule names only tests that exist, and the answers for representative changes are the
 expected ones. ci_timing.py: a synthetic build/ci-timing folder gives the known totals, counts,
-cache hits and slowest test; bad folders exit 3 with the file named.
+cache hits and slowest test; bad folders exit 3 with the file named. Test files: each keeps its
+helpers in a namespace of its own (the unity batches of the test programs).
 Usage: test_ci_scripts.py --source ROOT
 """
 from __future__ import annotations
@@ -181,6 +182,29 @@ class CiTiming(unittest.TestCase):
             self.assertEqual(out.returncode, 3)
             self.assertIn("release-tests.junit.xml", out.stderr)
             self.assertNotIn("Traceback", out.stderr)
+
+
+class TestFileNamespaces(unittest.TestCase):
+    """The test programs compile in unity batches (PATHBENCH_UNITY_BUILD): a test file's helpers
+    live in pathbench::<file stem>, or two files' make_spec would meet in one batch, and only when
+    the batches happened to put them together."""
+
+    def test_every_test_file_has_a_namespace_of_its_own(self) -> None:
+        files = sorted((SOURCE / "tests").glob("unit/test_*.cpp"))
+        files += sorted((SOURCE / "tests").glob("gpu/test_*.cpp"))
+        self.assertGreater(len(files), 50)
+        for path in files:
+            lines = path.read_text().splitlines()
+            with self.subTest(file=str(path.relative_to(SOURCE))):
+                self.assertTrue(f"namespace pathbench::{path.stem} {{" in lines,
+                                f"no line 'namespace pathbench::{path.stem} {{'")
+                shared = [
+                    i + 1
+                    for i, line in enumerate(lines[:-1])
+                    if line == "namespace pathbench {" and lines[i + 1] == "namespace {"
+                ]
+                self.assertEqual(shared, [], "an unnamed namespace directly in pathbench (line "
+                                 f"{shared}): use namespace pathbench::{path.stem}")
 
 
 def main() -> int:

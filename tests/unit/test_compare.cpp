@@ -27,7 +27,7 @@
 #include "stats/operation_distribution.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_compare {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -1423,4 +1423,4 @@ TEST(PercentileGate, BaselineFileKeepsThePerRepetitionStatistics) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_compare

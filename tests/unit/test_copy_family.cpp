@@ -13,7 +13,7 @@
 #include "scenario/scenario_file.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_copy_family {
 namespace {
 
 constexpr std::int64_t k256MiB = std::int64_t{256} << 20;
@@ -307,4 +307,4 @@ TEST(CopyFamilyBidir, HugetlbNeedsPagesForBothHostBuffers) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_copy_family

@@ -9,7 +9,7 @@
 #include "inventory/cpulist.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_cpulist {
 namespace {
 
 using Ids = std::vector<int>;
@@ -143,4 +143,4 @@ TEST(SortedUnique, SortsAndKeepsEachIdOnce) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_cpulist

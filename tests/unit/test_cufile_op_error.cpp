@@ -2,7 +2,7 @@
 
 #include "core/cufile_op_error.hpp"
 
-namespace pathbench {
+namespace pathbench::test_cufile_op_error {
 namespace {
 
 TEST(CufileOpError, TheHandleRegisterRefusalOfTheH200MachineIsNamed) {
@@ -43,4 +43,4 @@ TEST(CufileOpError, NamesAreDistinct) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_cufile_op_error

@@ -10,7 +10,7 @@
 #include "timeline/cupti_timeline.hpp"
 #include "timeline/timeline.hpp"
 
-namespace pathbench {
+namespace pathbench::test_cupti_inert {
 namespace {
 
 #define PATHBENCH_REQUIRE_NO_GPU()                                                       \
@@ -88,4 +88,4 @@ TEST(CuptiLibrary, PathMatchesTheBuild) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_cupti_inert

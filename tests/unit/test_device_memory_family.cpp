@@ -18,7 +18,7 @@
 #include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_device_memory_family {
 namespace {
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
@@ -625,4 +625,4 @@ TEST(DeviceMemoryFamily, WithoutCudaEveryCaseIsSkippedWithTheReason) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_device_memory_family

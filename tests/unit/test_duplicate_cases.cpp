@@ -5,7 +5,7 @@
 #include "core/errors.hpp"
 #include "scenario/duplicate_cases.hpp"
 
-namespace pathbench {
+namespace pathbench::test_duplicate_cases {
 namespace {
 
 CaseSpec spec(const std::string& id, const std::string& file, int repetitions = 9,
@@ -107,4 +107,4 @@ TEST(DuplicateCases, RepeatWithinALaterFileIsStillBadInput) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_duplicate_cases

@@ -13,7 +13,7 @@
 #include "inventory/environment.hpp"
 #include "inventory/gpu_environment_smi.hpp"
 
-namespace pathbench {
+namespace pathbench::test_environment {
 namespace {
 
 using pathbench::testing::FakeNvidiaSmi;
@@ -595,4 +595,4 @@ TEST(EnvironmentLive, SamplesThisMachineWithoutThrowing) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_environment

@@ -6,7 +6,7 @@
 #include "inventory/fingerprint.hpp"
 #include "inventory/inventory.hpp"
 
-namespace pathbench {
+namespace pathbench::test_fingerprint {
 namespace {
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -305,4 +305,4 @@ TEST(NodeType, CondensesCpuModels) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_fingerprint

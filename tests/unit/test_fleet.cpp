@@ -15,7 +15,7 @@
 #include "stats/summary.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_fleet {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -397,4 +397,4 @@ TEST(FleetReport, JsonJunitAndHtmlCarryTheOutlier) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_fleet

@@ -9,7 +9,7 @@
 #include "compare/floors.hpp"
 #include "result/result.hpp"
 
-namespace pathbench {
+namespace pathbench::test_floors {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -357,4 +357,4 @@ TEST(Floor, SurvivesJsonRoundTrip) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_floors

@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "compare/compare.hpp"
-#include "export/compare_report.hpp"
 #include "compare/floors.hpp"
+#include "export/compare_report.hpp"
 #include "result/result.hpp"
 
-namespace pathbench {
+namespace pathbench::test_floors_nvlink {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -408,4 +408,4 @@ TEST(AllGpusCopyFloor, ASumAboveTheLinkDoesNotMaskAnIdleDegradedLink) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_floors_nvlink

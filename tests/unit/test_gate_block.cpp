@@ -9,7 +9,7 @@
 #include "core/errors.hpp"
 #include "result/gate_block.hpp"
 
-namespace pathbench {
+namespace pathbench::test_gate_block {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -130,4 +130,4 @@ TEST(GateBlock, MetricGateReadsTheEntry) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_gate_block

@@ -15,7 +15,7 @@
 #include "compare/mann_whitney.hpp"
 #include "stats/robust.hpp"
 
-namespace pathbench {
+namespace pathbench::test_gate_rule {
 namespace {
 
 // A node whose run means wander by `between` (relative sd) around `mean`, and whose samples
@@ -516,4 +516,4 @@ TEST(GateRule, ConfirmationReRunsFollowFromTheTarget) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_gate_rule

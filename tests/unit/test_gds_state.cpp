@@ -7,7 +7,7 @@
 #include "core/gds_state.hpp"
 #include "fake_root.hpp"
 
-namespace pathbench {
+namespace pathbench::test_gds_state {
 namespace {
 
 // Unsets a variable for the test's scope and puts the caller's value back.
@@ -137,4 +137,4 @@ TEST(GdsState, TheLibraryProbeAgreesWithDlopen) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_gds_state

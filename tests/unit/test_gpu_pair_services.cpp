@@ -12,7 +12,7 @@
 #include "scenario/typed_axis.hpp"
 #include "test_machines.hpp"
 
-namespace pathbench {
+namespace pathbench::test_gpu_pair_services {
 namespace {
 
 using pathbench::testing::make_link;
@@ -153,4 +153,4 @@ TEST(PeerLinkCheck, DriverAnswerAgainstTheInventory) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_gpu_pair_services

@@ -13,7 +13,7 @@
 #include "placement/page_placement.hpp"
 #include "placement/smaps.hpp"
 
-namespace pathbench {
+namespace pathbench::test_host_buffer {
 namespace {
 
 std::string thp_mode() {
@@ -216,4 +216,4 @@ TEST(HostBuffer, PageSizes) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_host_buffer

@@ -5,7 +5,7 @@
 
 #include "core/host_clock.hpp"
 
-namespace pathbench {
+namespace pathbench::test_host_clock {
 namespace {
 
 TEST(ThreadCpuSeconds, CountsTheThreadsWorkNotItsWaiting) {
@@ -25,4 +25,4 @@ TEST(ThreadCpuSeconds, CountsTheThreadsWorkNotItsWaiting) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_host_clock

@@ -16,7 +16,7 @@
 #include "inventory/sysfs.hpp"
 #include "placement/smaps.hpp"
 
-namespace pathbench {
+namespace pathbench::test_host_memory_family {
 namespace {
 
 CaseSpec make_spec(nlohmann::ordered_json params, double min_time = 0.001) {
@@ -444,9 +444,9 @@ TEST(HostMemoryFamily, PrepareSkipsWhatTheMachineCannotProvide) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_host_memory_family
 
-namespace pathbench {
+namespace pathbench::test_host_memory_family {
 namespace {
 
 // VmLck of this process (/proc/self/status), in bytes.
@@ -582,4 +582,4 @@ TEST(HostMemoryPinningPressure, ZeroPercentIsTheReferenceAndPinsNothing) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_host_memory_family

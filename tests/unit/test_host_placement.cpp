@@ -14,7 +14,7 @@
 #include "scenario/scenario_file.hpp"
 #include "test_machines.hpp"
 
-namespace pathbench {
+namespace pathbench::test_host_placement {
 namespace {
 
 // Two nodes of four CPUs each, the GPU on node 0; with `memory_only_remote` node 1 has no CPUs
@@ -146,4 +146,4 @@ TEST(HostPlacement, ABadValueIsAnInputErrorNamingTheFileAndTheAxis) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_host_placement

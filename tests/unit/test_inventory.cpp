@@ -20,7 +20,7 @@
 #include "inventory/nvml_library.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_inventory {
 namespace {
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -678,4 +678,4 @@ TEST(CollectInventory, NodeTypeOverride) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_inventory

@@ -9,7 +9,7 @@
 #include "inventory/inventory.hpp"
 #include "inventory/nvml_topology.hpp"
 
-namespace pathbench {
+namespace pathbench::test_inventory_context_fields {
 namespace {
 
 Inventory nvml_inventory() {
@@ -195,4 +195,4 @@ TEST(NvmlTopology, LinksBetweenGpusDirectAndThroughSwitches) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_inventory_context_fields

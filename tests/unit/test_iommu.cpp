@@ -10,7 +10,7 @@
 #include "fake_root.hpp"
 #include "inventory/iommu.hpp"
 
-namespace pathbench {
+namespace pathbench::test_iommu {
 namespace {
 
 std::string read_fixture(const std::string& name) { return read_fixture_text("proc/" + name); }
@@ -86,4 +86,4 @@ TEST(IommuLive, ReadsThisMachineWithoutThrowing) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_iommu

@@ -10,7 +10,7 @@
 
 #include "core/ipc_channel.hpp"
 
-namespace pathbench {
+namespace pathbench::test_ipc_channel {
 namespace {
 
 using namespace std::chrono_literals;
@@ -173,4 +173,4 @@ TEST(IpcChannel, ExpectRefusesAnotherTypeAndCarriesThePeersError) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_ipc_channel

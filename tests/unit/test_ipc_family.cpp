@@ -21,7 +21,7 @@
 #include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_ipc_family {
 namespace {
 
 using namespace std::chrono_literals;
@@ -447,4 +447,4 @@ TEST(IpcChildLauncher, AChildThatIgnoresExitIsKilledByTheDestructor) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_ipc_family

@@ -22,7 +22,7 @@
 #include "temp_dir.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_json_reader {
 namespace {
 
 namespace fs = std::filesystem;
@@ -439,4 +439,4 @@ TEST(JsonKind, IntegersAndFloatsAreToldApart) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_json_reader

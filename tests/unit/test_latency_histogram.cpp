@@ -16,7 +16,7 @@
 #include "stats/latency_histogram.hpp"
 #include "stats/summary.hpp"
 
-namespace pathbench {
+namespace pathbench::test_latency_histogram {
 namespace {
 
 using nlohmann::json;
@@ -809,4 +809,4 @@ TEST(LatencyHistogramCumulative, BoundsMustBeFiniteAndIncreasing) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_latency_histogram

@@ -3,7 +3,7 @@
 #include "inventory/link_rates.hpp"
 #include "inventory/nvlink.hpp"
 
-namespace pathbench {
+namespace pathbench::test_link_rates {
 namespace {
 
 TEST(LinkRates, PcieTableOfEveryGeneration) {
@@ -67,4 +67,4 @@ TEST(LinkRates, NvlinkRateFromNvmlVersionWhenCudaIsSilent) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_link_rates

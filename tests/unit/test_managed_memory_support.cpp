@@ -5,7 +5,7 @@
 
 #include "cuda/managed_memory_support.hpp"
 
-namespace pathbench {
+namespace pathbench::test_managed_memory_support {
 namespace {
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
@@ -54,4 +54,4 @@ TEST(ManagedMemorySupport, JsonNamesEveryAttribute) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_managed_memory_support

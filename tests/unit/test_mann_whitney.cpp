@@ -11,7 +11,7 @@
 #include "compare/mann_whitney.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_mann_whitney {
 namespace {
 
 // tests/fixtures/mann_whitney/reference.json is written by generate.py with SciPy; the C++
@@ -135,4 +135,4 @@ TEST(MannWhitney, InfinityIsAnOrdinaryValue) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_mann_whitney

@@ -19,7 +19,7 @@
 #include "scenario/typed_axis.hpp"
 #include "test_machines.hpp"
 
-namespace pathbench {
+namespace pathbench::test_measurement_core {
 namespace {
 
 enum class Color { kRed, kBlue };
@@ -223,19 +223,25 @@ TEST(CheckLog, AFailureStaysWithItsRepetition) {
 TEST(RepetitionAdapter, RunsEveryRepetitionAndRethrowsTheFirstFailure) {
   std::vector<benchmark::BenchmarkReporter::Run> runs;
   std::vector<std::size_t> seen;
-  EXPECT_EQ(run_repetitions("core/ok", 3, [&](std::size_t i) { seen.push_back(i); return 0.001; },
-                            runs),
+  EXPECT_EQ(run_repetitions(
+                "core/ok", 3,
+                [&](std::size_t i) {
+                  seen.push_back(i);
+                  return 0.001;
+                },
+                runs),
             3u);
   EXPECT_EQ(seen, (std::vector<std::size_t>{0, 1, 2}));
   EXPECT_FALSE(runs.empty());
   seen.clear();
-  EXPECT_THROW(run_repetitions("core/fails", 4,
-                               [&](std::size_t i) -> double {
-                                 seen.push_back(i);
-                                 if (i == 1) throw CaseFailure("second");
-                                 return 0.001;
-                               },
-                               runs),
+  EXPECT_THROW(run_repetitions(
+                   "core/fails", 4,
+                   [&](std::size_t i) -> double {
+                     seen.push_back(i);
+                     if (i == 1) throw CaseFailure("second");
+                     return 0.001;
+                   },
+                   runs),
                CaseFailure);
   EXPECT_EQ(seen, (std::vector<std::size_t>{0, 1}));  // nothing after the failure
 }
@@ -264,8 +270,8 @@ TEST(BufferChecks, PlacementAndBackingOfARealBuffer) {
   EXPECT_EQ(where.name, "x_placement");
   EXPECT_TRUE(where.passed) << where.detail;
   EXPECT_NE(where.detail.find("no memory binding requested"), std::string::npos);
-  const Check backing = huge_backing_check("x_huge_backing", buffer.data(), buffer.size(),
-                                           PageType::k4K);
+  const Check backing =
+      huge_backing_check("x_huge_backing", buffer.data(), buffer.size(), PageType::k4K);
   EXPECT_TRUE(backing.passed) << backing.detail;
   // A buffer claimed to be THP-backed that is not fails, saying why.
   const Check thp = huge_backing_check("x", buffer.data(), buffer.size(), PageType::kThp);
@@ -285,9 +291,10 @@ TEST(LockState, EveryEntryOfTheRangeMustBeLocked) {
   EXPECT_TRUE(lock_state_in(entries, 0x1000, 0x2000).locked());
   const LockState both = lock_state_in(entries, 0x1000, 0x4000);
   EXPECT_FALSE(both.locked());
-  EXPECT_EQ(both.describe(), "1 of 2 smaps entries of the buffer have VM_LOCKED ('lo'); Locked 8 kB");
+  EXPECT_EQ(both.describe(),
+            "1 of 2 smaps entries of the buffer have VM_LOCKED ('lo'); Locked 8 kB");
   EXPECT_FALSE(lock_state_in(entries, 0x9000, 0x1000).locked());  // nothing there: not locked
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_measurement_core

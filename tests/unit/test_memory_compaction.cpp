@@ -15,7 +15,7 @@
 #include "measure/thp_fault_conditions.hpp"
 #include "placement/memory_compaction.hpp"
 
-namespace pathbench {
+namespace pathbench::test_memory_compaction {
 namespace {
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
@@ -162,4 +162,4 @@ TEST_F(Compaction, ABoundBufferCountsItsNodeAndUnreadableFilesAreSaid) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_memory_compaction

@@ -24,7 +24,7 @@
 #include "temp_dir.hpp"
 #include "test_machines.hpp"
 
-namespace pathbench {
+namespace pathbench::test_memory_policy {
 namespace {
 
 using Mode = MemoryPolicyMode;
@@ -408,4 +408,4 @@ TEST(NumaBalancingPair, ACopyOfBuffersTouchedElsewhereCountsTheirPages) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_memory_policy

@@ -9,7 +9,7 @@
 #include "timeline/timeline.hpp"
 #include "timeline/unified_memory_counters.hpp"
 
-namespace pathbench {
+namespace pathbench::test_migration_evidence {
 namespace {
 
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
@@ -149,4 +149,4 @@ TEST(MigrationEvidence, CounterCheckKeepsEverySamplesCounts) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_migration_evidence

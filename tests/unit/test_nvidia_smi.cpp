@@ -10,7 +10,7 @@
 #include "inventory/nvidia_smi.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_nvidia_smi {
 namespace {
 
 std::string read_fixture(const std::string& name) {
@@ -247,4 +247,4 @@ TEST(Subprocess, EmptyArgvIsAProgrammingError) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_nvidia_smi

@@ -12,7 +12,7 @@
 #include "inventory/nvidia_smi.hpp"
 #include "inventory/nvlink.hpp"
 
-namespace pathbench {
+namespace pathbench::test_nvlink {
 namespace {
 
 using pathbench::testing::nvidia_smi_fixture_path;
@@ -366,4 +366,4 @@ TEST(CollectInventoryNvlink, OneGpuWithoutNvlinkAndFailures) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_nvlink

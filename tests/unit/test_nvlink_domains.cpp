@@ -8,7 +8,7 @@
 #include "inventory/nvlink_domains.hpp"
 #include "test_machines.hpp"
 
-namespace pathbench {
+namespace pathbench::test_nvlink_domains {
 namespace {
 
 using testing::make_link;
@@ -67,4 +67,4 @@ TEST(NvlinkDomains, APcieOnlyBoxHasOnlyOneGpuDomains) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_nvlink_domains

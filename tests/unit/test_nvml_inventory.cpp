@@ -17,7 +17,7 @@
 #include "inventory/nvml_api.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_nvml_inventory {
 namespace {
 
 using testing::FakeGpu;
@@ -344,7 +344,7 @@ TEST(CollectInventoryNvml, NeitherSourceIsNone) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_nvml_inventory
 
 #else
 

@@ -16,7 +16,7 @@
 #include "stats/operation_distribution.hpp"
 #include "stats/summary.hpp"
 
-namespace pathbench {
+namespace pathbench::test_operation_distribution {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -219,4 +219,4 @@ TEST(OperationDistribution, AResultWhoseDistributionDisagreesWithItsSamplesIsRef
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_operation_distribution

@@ -15,7 +15,7 @@
 #include "inventory/vmstat.hpp"
 #include "inventory_json_errors.hpp"
 
-namespace pathbench {
+namespace pathbench::test_page_allocator_state {
 namespace {
 
 constexpr std::uint64_t kKiB = 1024;
@@ -274,4 +274,4 @@ TEST_F(FakeRoot, EnvironmentSamplesCarryTheCountersAndTheRunTheirIncrease) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_page_allocator_state

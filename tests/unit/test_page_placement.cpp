@@ -7,7 +7,7 @@
 #include "placement/host_buffer.hpp"
 #include "placement/page_placement.hpp"
 
-namespace pathbench {
+namespace pathbench::test_page_placement {
 namespace {
 
 // The lowest node this process may allocate on (node 0 on a one-node machine).
@@ -104,4 +104,4 @@ TEST(PagePlacement, UnalignedRangeCoversEveryPageItTouches) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_page_placement

@@ -5,7 +5,7 @@
 #include "core/errors.hpp"
 #include "measure/pattern.hpp"
 
-namespace pathbench {
+namespace pathbench::test_pattern {
 namespace {
 
 TEST(Pattern, FilledBufferVerifiesAndEveryCorruptionIsFoundAtItsByte) {
@@ -120,4 +120,4 @@ TEST(Pattern, ScatteredPiecesHoldOnePatternAndTheirGapsStayClear) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_pattern

@@ -24,7 +24,7 @@
 #include "placement/storage_location.hpp"
 #include "temp_dir.hpp"
 
-namespace pathbench {
+namespace pathbench::test_pattern_file {
 namespace {
 
 constexpr std::uint64_t kSeed = 0x1234;
@@ -237,4 +237,4 @@ TEST(StorageLocation, FindsTheMountOfAPathInMountinfo) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_pattern_file

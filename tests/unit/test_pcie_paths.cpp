@@ -12,7 +12,7 @@
 #include "inventory/pcie_paths.hpp"
 #include "temp_dir.hpp"
 
-namespace pathbench {
+namespace pathbench::test_pcie_paths {
 namespace {
 
 namespace fs = std::filesystem;
@@ -167,4 +167,4 @@ TEST(PciePaths, WhatChangedNamesAMovedNeighbourAndAnAcsChange) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_pcie_paths

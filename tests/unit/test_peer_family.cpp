@@ -18,7 +18,7 @@
 #include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_peer_family {
 namespace {
 
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
@@ -453,4 +453,4 @@ TEST(PeerFamily, ShippedScenarioFileOnOneGpuSkipsEveryCaseWithTheReason) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_peer_family

@@ -23,7 +23,7 @@
 
 #include "measure/pinned_staging_pool.hpp"
 
-namespace pathbench {
+namespace pathbench::test_pinned_staging_pool {
 namespace {
 
 constexpr std::size_t kKiB = 1024;
@@ -1057,4 +1057,4 @@ TEST(PinnedStagingPoolThreads, WaitThenFallbackNeverReusesABusySlotOrLosesOne) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_pinned_staging_pool

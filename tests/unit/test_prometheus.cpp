@@ -13,7 +13,7 @@
 #include "stats/operation_distribution.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_prometheus {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -716,4 +716,4 @@ TEST(PrometheusGpuLabels, HostSeriesHaveHostnameAndNoGpuLabels) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_prometheus

@@ -32,7 +32,7 @@
 #include "placement/storage_location.hpp"
 #include "temp_dir.hpp"
 
-namespace pathbench {
+namespace pathbench::test_queued_direct_reader {
 namespace {
 
 constexpr std::uint64_t kSeed = 0x71756575;
@@ -428,4 +428,4 @@ TEST(QueuedDirectReader, RefusesAShapeItCannotRead) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_queued_direct_reader

@@ -46,7 +46,7 @@
 
 extern char** environ;
 
-namespace pathbench {
+namespace pathbench::test_queued_reader_depth {
 namespace {
 
 using namespace std::chrono_literals;
@@ -429,4 +429,4 @@ TEST(QueuedReaderDepth, TheHelperExplainsItselfAndRefusesBadArguments) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_queued_reader_depth

@@ -23,7 +23,7 @@
 #include "temp_dir.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_request_stream {
 namespace {
 
 namespace fs = std::filesystem;
@@ -886,4 +886,4 @@ TEST(RequestSummary, ByteTotalsNeverWrap) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_request_stream

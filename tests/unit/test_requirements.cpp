@@ -4,7 +4,7 @@
 
 #include "inventory/requirements.hpp"
 
-namespace pathbench {
+namespace pathbench::test_requirements {
 namespace {
 
 TEST(Requirements, CudaRuntimeFeatureNamesBothVersionsAndTheRebuild) {
@@ -25,4 +25,4 @@ TEST(Requirements, CudaRuntimeFeatureNamesBothVersionsAndTheRebuild) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_requirements

@@ -11,7 +11,7 @@
 #include "result/result.hpp"
 #include "temp_dir.hpp"
 
-namespace pathbench {
+namespace pathbench::test_result {
 namespace {
 
 namespace fs = std::filesystem;
@@ -424,4 +424,4 @@ TEST(ResultFile, ContentErrorNamesTheFile) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_result

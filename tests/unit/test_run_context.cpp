@@ -11,7 +11,7 @@
 #include "result/run_context.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_run_context {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -205,4 +205,4 @@ TEST(RunContext, AContextThatIsNoObjectIsNamed) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_run_context

@@ -17,7 +17,7 @@
 #include "result/result.hpp"
 #include "result/run_record.hpp"
 
-namespace pathbench {
+namespace pathbench::test_run_record {
 namespace {
 
 namespace fs = std::filesystem;
@@ -264,4 +264,4 @@ TEST(WriteErrors, WriteOutputFileNamesTheFileAndLetsDiskFullThrough) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_run_record

@@ -5,7 +5,7 @@
 
 #include "measure/sample_builder.hpp"
 
-namespace pathbench {
+namespace pathbench::test_sample_builder {
 namespace {
 
 std::vector<MetricSpec> metrics() {
@@ -46,4 +46,4 @@ TEST(SampleBuilder, RefusesUnknownUnsetTwiceSetAndWrongKindMetrics) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_sample_builder

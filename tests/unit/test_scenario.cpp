@@ -13,7 +13,7 @@
 #include "scenario/scenario_file.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_scenario {
 namespace {
 
 // A family with every kind of axis, so expansion is tested apart from the real families.
@@ -316,9 +316,9 @@ TEST(ShippedScenarios, EveryFileInScenariosParsesWithTheRealFamilies) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_scenario
 
-namespace pathbench {
+namespace pathbench::test_scenario {
 namespace {
 
 TEST(ScenarioFile, PointersEscapeKeysAndNameTheDuplicateElement) {
@@ -340,9 +340,9 @@ TEST(ScenarioFile, RefusesHostileNestingAndHugeExpansions) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_scenario
 
-namespace pathbench {
+namespace pathbench::test_scenario {
 namespace {
 
 std::string error_message(const std::string& text) {
@@ -665,4 +665,4 @@ TEST(CollectScenarioPaths, ASymlinkLoopIsNamedAsUnreadableNotMissing) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_scenario

@@ -16,7 +16,7 @@
 #include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_serving_family {
 namespace {
 
 namespace fs = std::filesystem;
@@ -352,4 +352,4 @@ TEST_F(ServingTrace, TheTraceAxisGoesWithArrivalTraceOnly) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_serving_family

@@ -4,7 +4,7 @@
 
 #include "core/sha256.hpp"
 
-namespace pathbench {
+namespace pathbench::test_sha256 {
 namespace {
 
 TEST(Sha256, EmptyString) {
@@ -75,4 +75,4 @@ TEST(Sha256, BinaryDigest) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_sha256

@@ -15,7 +15,7 @@
 #include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_shipped_case_ids {
 namespace {
 
 Machine two_gpu_machine() {
@@ -64,4 +64,4 @@ TEST(ShippedScenarios, CaseIdsArePinned) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_shipped_case_ids

@@ -14,7 +14,7 @@
 #include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_small_copies_family {
 namespace {
 
 const std::vector<std::string> kMethods = {"individual", "coalesced", "batched", "graph",
@@ -271,4 +271,4 @@ TEST(SmallCopiesFamily, ScenarioValidationRejectsGatherD2hAndOversizedBatches) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_small_copies_family

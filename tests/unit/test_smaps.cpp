@@ -9,7 +9,7 @@
 #include "placement/smaps.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_smaps {
 namespace {
 
 std::string read_fixture(const std::string& name) {
@@ -162,4 +162,4 @@ TEST(Smaps, QueryFindsATouchedBuffer) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_smaps

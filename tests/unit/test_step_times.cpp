@@ -5,7 +5,7 @@
 
 #include "timeline/step_times.hpp"
 
-namespace pathbench {
+namespace pathbench::test_step_times {
 namespace {
 
 TimelineRecord work(ActivityKind kind, std::uint64_t start, std::uint64_t end, std::uint32_t stream,
@@ -87,4 +87,4 @@ TEST(StepTimes, CopiesAfterTheLastStepOfAStreamAreNoStepsInput) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_step_times

@@ -21,7 +21,7 @@
 #include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_storage_family {
 namespace {
 
 constexpr std::int64_t kMiB = 1024 * 1024;
@@ -474,4 +474,4 @@ TEST(StorageFamily, BadScenarioValuesAreRefusedNamingFileAndField) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_storage_family

@@ -12,14 +12,14 @@
 #include <thread>
 
 #include "core/errors.hpp"
+#include "core/stop_signals.hpp"
 #include "stress/duty_cycle.hpp"
 #include "stress/duty_cycled_load.hpp"
 #include "stress/host_memory_hog.hpp"
-#include "core/stop_signals.hpp"
 #include "stress/stress_plan.hpp"
 #include "test_machines.hpp"
 
-namespace pathbench {
+namespace pathbench::test_stress {
 namespace {
 
 using namespace std::chrono_literals;
@@ -423,4 +423,4 @@ TEST(StopSignals, ASignalEndsTheWaitAndTheOldHandlerComesBack) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_stress

@@ -7,7 +7,7 @@
 
 #include "stats/summary.hpp"
 
-namespace pathbench {
+namespace pathbench::test_summary {
 namespace {
 
 TEST(Summary, OneToTenMatchesNumpy) {
@@ -146,4 +146,4 @@ TEST(SummaryJson, MissingFieldThrows) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_summary

@@ -11,7 +11,7 @@
 #include "fake_root.hpp"
 #include "inventory/sysfs.hpp"
 
-namespace pathbench {
+namespace pathbench::test_sysfs {
 namespace {
 
 std::string read_fixture(const std::string& name) { return read_fixture_text("proc/" + name); }
@@ -187,4 +187,4 @@ TEST(LiveSystem, ReadsThisMachine) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_sysfs

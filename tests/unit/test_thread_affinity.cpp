@@ -7,7 +7,7 @@
 #include "core/errors.hpp"
 #include "placement/thread_affinity.hpp"
 
-namespace pathbench {
+namespace pathbench::test_thread_affinity {
 namespace {
 
 cpu_set_t current_mask() {
@@ -78,4 +78,4 @@ TEST(ThreadAffinity, InvalidCpuSetsThrowAndLeaveTheMaskAlone) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_thread_affinity

@@ -14,7 +14,7 @@
 #include "tests/unit/source_paths.hpp"
 #include "timeline/timeline.hpp"
 
-namespace pathbench {
+namespace pathbench::test_timeline {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -720,4 +720,4 @@ TEST(RangeCopyOverlap, TheCheckSaysHowMuchWasHiddenOrThatItCannotTell) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_timeline

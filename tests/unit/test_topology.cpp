@@ -13,7 +13,7 @@
 #include "inventory/inventory.hpp"
 #include "inventory/topology.hpp"
 
-namespace pathbench {
+namespace pathbench::test_topology {
 namespace {
 
 using pathbench::testing::nvidia_smi_fixture_path;
@@ -339,4 +339,4 @@ TEST(CollectInventoryLinks, StatusSaysWhyThereAreNoLinks) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_topology

@@ -15,7 +15,7 @@
 #include "test_machines.hpp"
 #include "tests/unit/source_paths.hpp"
 
-namespace pathbench {
+namespace pathbench::test_unified_memory_family {
 namespace {
 
 constexpr std::int64_t kKiB = 1024;
@@ -726,4 +726,4 @@ TEST(UnifiedMemoryFamily, WithoutCudaEveryCaseIsSkippedWithTheReason) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_unified_memory_family

@@ -7,7 +7,7 @@
 
 #include "core/units.hpp"
 
-namespace pathbench {
+namespace pathbench::test_units {
 namespace {
 
 constexpr std::uint64_t kKiB = 1024;
@@ -91,4 +91,4 @@ TEST(Iso8601, UtcShape) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_units

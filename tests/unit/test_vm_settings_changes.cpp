@@ -10,7 +10,7 @@
 #include "inventory/inventory.hpp"
 #include "result/run_context.hpp"
 
-namespace pathbench {
+namespace pathbench::test_vm_settings_changes {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -95,4 +95,4 @@ TEST(VmSettingsChanges, OlderContextsAndBadTypes) {
 }
 
 }  // namespace
-}  // namespace pathbench
+}  // namespace pathbench::test_vm_settings_changes
