@@ -178,7 +178,7 @@ StorageRequest decode_storage_request(const CaseSpec& spec) {
 std::uint64_t StorageRequest::slot_bytes() const { return round_up_to(chunk, kDirectIoAlignment); }
 
 std::uint64_t StorageRequest::slot_count() const {
-  return staging_slot_count(queue_depth, bytes, chunk);
+  return staging_slot_count(queue_depth, bytes, chunk, reader);
 }
 
 std::optional<PageType> StorageRequest::staging_page() const {

@@ -219,9 +219,9 @@ class StorageBench final : public BlockBench {
     const std::string readers =
         reader_->engine() == ReadEngine::kAio
             ? std::string("Linux native AIO: the measuring thread submits and reaps the reads")
-        : reader_->threads() == 0 ? std::string("the measuring thread reads")
-                                  : concat(std::to_string(reader_->threads()),
-                                           " reader threads on the measuring thread's CPUs");
+            : concat(std::to_string(reader_->threads()),
+                     " reader threads on the measuring thread's CPUs, a read queued ahead "
+                     "for each");
     const double mean_reads = s.passes ? s.reads_seconds / static_cast<double>(s.passes) : 0;
     const double mean_tail = s.passes ? s.tail_seconds / static_cast<double>(s.passes) : 0;
     Check c{"direct_io", true,

@@ -54,10 +54,18 @@ void reclaim(std::deque<Copying>& copying, std::vector<std::size_t>& free_slots)
 
 }  // namespace
 
+namespace {
+
+std::uint64_t spare_slots(std::uint64_t queue_depth) {
+  return std::max(queue_depth, kMinSpareStagingSlots);
+}
+
+}  // namespace
+
 std::uint64_t staging_slot_count(std::uint64_t queue_depth, std::uint64_t file_bytes,
-                                 std::uint64_t chunk) {
-  return std::min(queue_depth + std::max(queue_depth, kMinSpareStagingSlots),
-                  chunk_count(file_bytes, chunk));
+                                 std::uint64_t chunk, ReadEngine engine) {
+  const std::uint64_t queued = engine == ReadEngine::kThreads ? 2 * queue_depth : queue_depth;
+  return std::min(queued + spare_slots(queue_depth), chunk_count(file_bytes, chunk));
 }
 
 namespace {
@@ -137,13 +145,18 @@ QueuedDirectReader::QueuedDirectReader(int fd, std::string file, std::uint64_t f
   }
   finished_.reserve(slots_.size());
   arrived_.reserve(slots_.size());
+  // Reads queued ahead take only slots beyond the spare ones: a burst of every queued read still
+  // leaves queue_depth slots (free, or freed by a copy) to refill the queue before it is handed
+  // over.
+  const std::uint64_t beyond_spare =
+      slots_.size() > spare_slots(queue_depth_) ? slots_.size() - spare_slots(queue_depth_) : 0;
+  queue_limit_ = engine_ == ReadEngine::kAio ? queue_depth_ : std::max(queue_depth_, beyond_spare);
   if (engine_ == ReadEngine::kAio) {
     aio_ = std::make_unique<NativeAio>(static_cast<unsigned>(queue_depth_));
     reading_.resize(slots_.size());
     in_flight_.resize(slots_.size());
     return;
   }
-  if (queue_depth_ == 1) return;  // the calling thread reads
   try {
     workers_.reserve(queue_depth_);
     for (std::uint64_t i = 0; i < queue_depth_; ++i) workers_.emplace_back([this] { work(); });
@@ -232,12 +245,6 @@ void QueuedDirectReader::submit(const Job& job) {
     }
     return;
   }
-  if (workers_.empty()) {  // queue depth 1: read here, deliver next
-    Finished f = run_job(job);
-    std::lock_guard lock(mutex_);
-    finished_.push_back(std::move(f));
-    return;
-  }
   {
     std::lock_guard lock(mutex_);
     jobs_.push_back(job);
@@ -301,14 +308,16 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
   std::deque<Copying> copying;                                            // oldest first
   std::uint64_t next = 0, delivered = 0, queued = 0;  // queued: submitted, not yet delivered
   std::exception_ptr error;
-  // Submits reads until queue_depth are queued, into free slots, waiting for the oldest copy
-  // when none is free (and giving up when no copy holds one: every slot is being read into or
+  // Submits reads into free slots until queue_limit_ are queued (kAio: queue_depth, each in the
+  // kernel; kThreads: reads queued ahead too, which the threads take one after another, at most
+  // queue_depth inside pread). Waits for the oldest copy when no slot is free and fewer than
+  // queue_depth are queued (giving up when no copy holds one: every slot is being read into or
   // holds a chunk not yet handed over).
   const auto fill = [&] {
     reclaim(copying, free_slots);
-    while (next < chunks && queued < queue_depth_) {
+    while (next < chunks && queued < queue_limit_) {
       if (free_slots.empty()) {
-        if (copying.empty()) break;
+        if (copying.empty() || queued >= queue_depth_) break;
         const SteadyClock::time_point waited = SteadyClock::now();
         copying.front().completion->wait();
         free_slots.push_back(copying.front().slot);
@@ -337,9 +346,8 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
         if (f.error && !error) error = f.error;
       }
       // The disk gets its next reads before the burst is handed over (the copies queued for it
-      // then run while those reads are in flight), into the spare slots. Not at queue depth 1:
-      // there the calling thread reads, and reading first would hold the copy back a whole read.
-      if (!error && asynchronous()) fill();
+      // then run while those reads are in flight), into the spare slots.
+      if (!error) fill();
       {
         std::lock_guard lock(mutex_);
         stats_.max_reads_per_wakeup =

@@ -7,16 +7,20 @@
 // still be reading it until then. With one synchronous read in flight a storage device cannot
 // show what it can do; a deeper queue is what an NVMe drive (or a stripe of them) needs.
 //
-// Two engines keep the reads in flight. kThreads: a fixed pool of queue_depth threads, one
-// synchronous pread each, started with the reader and joined when it goes; every pread is an
-// NVTX range ("pread", category "storage", its bytes as payload). Queue depth 1 has no pool: the
-// calling thread reads, as a loader with one synchronous read does, without two thread hand-offs
-// per chunk. kAio: Linux native AIO (measure/native_aio.hpp), the calling thread submitting
-// queue_depth reads and reaping them as they complete, as fio's libaio engine does, with no
-// thread per read; each read is an NVTX range "aio_read" from its submission to its reaping.
-// Either way a timeline shows the reads beside the copies out of the slots. Nothing here touches
-// CUDA: the slots are memory the caller owns (pinned in the family, any aligned memory in a test)
-// and a slot's release is a Completion, so the rules are tested on a machine without a GPU.
+// Two engines keep the reads in flight. kThreads: a fixed pool of queue_depth threads (one at
+// queue depth 1), one synchronous pread each, started with the reader and joined when it goes;
+// every pread is an NVTX range ("pread", category "storage", its bytes as payload). The calling
+// thread queues up to a read per thread ahead (the slots beyond queue_depth and the spare ones),
+// so a thread goes from one pread straight to the next, as fio's psync threads do, without
+// waiting for the calling thread between them (two thread wake-ups per read); the kernel still
+// sees at most queue_depth reads, one per thread. The calling thread meanwhile hands the chunks
+// over (the family queues their copies), off the reads' path. kAio: Linux native AIO
+// (measure/native_aio.hpp), the calling thread submitting queue_depth reads and reaping them as
+// they complete, as fio's libaio engine does, with no thread per read; each read is an NVTX range
+// "aio_read" from its submission to its reaping. Either way a timeline shows the reads beside the
+// copies out of the slots. Nothing here touches CUDA: the slots are memory the caller owns (pinned
+// in the family, any aligned memory in a test) and a slot's release is a Completion, so the rules
+// are tested on a machine without a GPU.
 
 #include <condition_variable>
 #include <cstddef>
@@ -47,13 +51,14 @@ namespace pathbench {
 // copies_hidden_by_reads) and the reader waited for copies 11,483 times in 4 passes.
 inline constexpr std::uint64_t kMinSpareStagingSlots = 2;
 
-// The slots a reader needs: queue_depth + max(queue_depth, kMinSpareStagingSlots), never more
-// than the file has chunks.
-std::uint64_t staging_slot_count(std::uint64_t queue_depth, std::uint64_t file_bytes,
-                                 std::uint64_t chunk);
-
 // How a QueuedDirectReader keeps its reads in flight (see above).
 enum class ReadEngine { kThreads, kAio };
+
+// The slots a reader needs: the reads it queues (kAio: queue_depth; kThreads: 2 x queue_depth,
+// one inside pread and one queued ahead per thread) + the spare slots, max(queue_depth,
+// kMinSpareStagingSlots); never more than the file has chunks.
+std::uint64_t staging_slot_count(std::uint64_t queue_depth, std::uint64_t file_bytes,
+                                 std::uint64_t chunk, ReadEngine engine);
 
 // Reads `want` bytes at `offset` of `fd` into `dst`, asking for `ask` (>= want: an O_DIRECT
 // read's rounded length, cut short by the end of the file), again after a short read. Throws
@@ -71,7 +76,8 @@ struct StagedChunk {
 
 struct QueuedReadStats {
   std::uint64_t chunks = 0;  // read and delivered, over every read_all
-  // Most reads submitted and not yet delivered at once: the queue depth the dispatcher kept.
+  // Most reads submitted and not yet delivered at once: the queue depth the dispatcher kept
+  // (kThreads: up to twice that, with the reads queued ahead of the threads).
   std::uint64_t max_reads_queued = 0;
   // Most reads inside the kernel at once (threads inside pread; AIO reads submitted and not yet
   // reaped): how deep the queue reached the kernel.
@@ -85,10 +91,9 @@ struct QueuedReadStats {
   // Most reads that had arrived when the dispatcher woke up once (the largest burst).
   std::uint64_t max_reads_per_wakeup = 0;
   // The fewest reads queued (submitted, not yet arrived) when a chunk was handed over while
-  // chunks were still left to submit: the queue depth when the reader refilled the queue before
-  // handing a burst over, less when slots ran short; over every read_all. Zero before any such
-  // hand-over, and at queue depth 1, where the calling thread reads and hands each chunk over
-  // before the next read.
+  // chunks were still left to submit: at least the queue depth when the reader refilled the queue
+  // before handing a burst over (kAio: exactly; kThreads: more with reads queued ahead), less when
+  // slots ran short; over every read_all. Zero before any such hand-over.
   std::uint64_t min_reads_queued_at_handover = 0;
   // read_all calls that ended without an error, and their times (ReadAllTimes) summed; the
   // copies' tail also at its worst.
@@ -115,7 +120,7 @@ class QueuedDirectReader {
   // Reads `file_bytes` of `fd` (opened by the caller with O_DIRECT, outliving the reader; `file`
   // names it in messages) in `chunk` pieces, queue_depth at a time, into `slots` (memory the
   // caller owns, each at least `chunk` rounded up to kDirectIoAlignment and aligned to it).
-  // kThreads starts queue_depth threads (none for 1); kAio sets up an AIO context for
+  // kThreads starts queue_depth threads; kAio sets up an AIO context for
   // queue_depth reads (SystemError naming io_setup when the kernel refuses). Throws
   // std::invalid_argument for a zero or
   // unaligned chunk, a zero queue depth, a queue deeper than the file has chunks, fewer slots
@@ -157,7 +162,6 @@ class QueuedDirectReader {
 
   void work();
   Finished reap(const NativeAio::Event& event) noexcept;
-  bool asynchronous() const { return !workers_.empty() || aio_ != nullptr; }
   void read_chunk(const Job& job);
   Finished run_job(const Job& job) noexcept;
   void submit(const Job& job);
@@ -171,6 +175,10 @@ class QueuedDirectReader {
   std::uint64_t file_bytes_, chunk_, queue_depth_;
   std::vector<std::span<std::byte>> slots_;
   ReadEngine engine_;
+  // The most reads submitted and not yet delivered: queue_depth for kAio; for kThreads what the
+  // slots allow beyond the spare ones (2 x queue_depth with staging_slot_count's slots), at least
+  // queue_depth.
+  std::uint64_t queue_limit_ = 0;
   std::unique_ptr<NativeAio> aio_;      // kAio
   std::vector<std::uint64_t> reading_;  // kAio, per slot: the chunk being read into it
   std::vector<NvtxSpan> in_flight_;     // kAio, per slot: its read's range

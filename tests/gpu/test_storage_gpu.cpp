@@ -135,7 +135,8 @@ TEST_P(StorageGpu, ASmallFileReachesTheGpuVerified) {
     const Check* direct = o.m.check("direct_io");
     ASSERT_NE(direct, nullptr);
     EXPECT_EQ(direct->value.at("queue_depth"), 1u);
-    EXPECT_EQ(direct->value.at("reader_threads"), 0u);  // depth 1: the measuring thread reads
+    EXPECT_EQ(direct->value.at("reader_threads"), 1u);  // depth 1: one reader thread
+    EXPECT_LE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(), 1u);
   }
 }
 
@@ -166,11 +167,18 @@ TEST(StorageGpuQueueDepth, ReadsInFlightReassembleTheFileInGpuMemory) {
     std::cout << "note: " << direct->detail << "\n";
     EXPECT_EQ(direct->value.at("queue_depth"), static_cast<std::uint64_t>(depth));
     EXPECT_EQ(direct->value.at("reader_threads"), static_cast<std::uint64_t>(depth));
-    EXPECT_EQ(direct->value.at("slots"), 2 * static_cast<std::uint64_t>(depth));
-    EXPECT_EQ(direct->value.at("max_reads_queued"), static_cast<std::uint64_t>(depth));
+    EXPECT_EQ(direct->value.at("slots"), 3 * static_cast<std::uint64_t>(depth));
+    // Reads queued ahead of the threads into every free slot, never more than the slots.
+    EXPECT_GE(direct->value.at("max_reads_queued").get<std::uint64_t>(),
+              static_cast<std::uint64_t>(depth));
+    EXPECT_LE(direct->value.at("max_reads_queued").get<std::uint64_t>(),
+              2 * static_cast<std::uint64_t>(depth));
     // A spare slot per read: the queue was refilled before every hand-over.
-    EXPECT_EQ(direct->value.at("min_reads_queued_at_handover"), static_cast<std::uint64_t>(depth));
+    EXPECT_GE(direct->value.at("min_reads_queued_at_handover").get<std::uint64_t>(),
+              static_cast<std::uint64_t>(depth));
     EXPECT_GE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(), 1u);
+    EXPECT_LE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(),
+              static_cast<std::uint64_t>(depth));
     // Warm-up and probe blocks read the file too: at least one file per sample.
     EXPECT_GE(direct->value.at("chunks_read").get<std::uint64_t>(), 41u * 3);
   }

@@ -130,11 +130,21 @@ std::string failure_of(const std::function<void()>& fn) {
 }
 
 TEST(QueuedDirectReader, SlotCountIsTwiceTheQueueDepthAtLeastThreeButNoMoreThanTheChunks) {
-  EXPECT_EQ(staging_slot_count(1, 64 * kChunk, kChunk), 1 + kMinSpareStagingSlots);
-  EXPECT_EQ(staging_slot_count(2, 64 * kChunk, kChunk), 4u);
-  EXPECT_EQ(staging_slot_count(16, 64 * kChunk, kChunk), 32u);  // a spare slot per read
-  EXPECT_EQ(staging_slot_count(4, 4 * kChunk, kChunk), 4u);
-  EXPECT_EQ(staging_slot_count(4, 4 * kChunk + 1, kChunk), 5u);  // a ragged fifth chunk
+  constexpr ReadEngine kAio = ReadEngine::kAio;
+  EXPECT_EQ(staging_slot_count(1, 64 * kChunk, kChunk, kAio), 1 + kMinSpareStagingSlots);
+  EXPECT_EQ(staging_slot_count(2, 64 * kChunk, kChunk, kAio), 4u);
+  EXPECT_EQ(staging_slot_count(16, 64 * kChunk, kChunk, kAio), 32u);  // a spare slot per read
+  EXPECT_EQ(staging_slot_count(4, 4 * kChunk, kChunk, kAio), 4u);
+  EXPECT_EQ(staging_slot_count(4, 4 * kChunk + 1, kChunk, kAio), 5u);  // a ragged fifth chunk
+}
+
+// The threads engine also queues a read ahead per thread: three slots per read in flight.
+TEST(QueuedDirectReader, ThreadsHaveASlotMorePerReadForTheReadsQueuedAhead) {
+  constexpr ReadEngine kThreads = ReadEngine::kThreads;
+  EXPECT_EQ(staging_slot_count(1, 64 * kChunk, kChunk, kThreads), 2 + kMinSpareStagingSlots);
+  EXPECT_EQ(staging_slot_count(2, 64 * kChunk, kChunk, kThreads), 6u);
+  EXPECT_EQ(staging_slot_count(16, 64 * kChunk, kChunk, kThreads), 48u);
+  EXPECT_EQ(staging_slot_count(4, 4 * kChunk + 1, kChunk, kThreads), 5u);
 }
 
 // Every queue depth with each engine: a pool of pread threads, or native AIO from one thread.
@@ -148,10 +158,9 @@ std::string depth_and_engine_name(const ::testing::TestParamInfo<DepthAndEngine>
 const auto kDepthsAndEngines = ::testing::Combine(
     ::testing::Values(1u, 4u, 16u), ::testing::Values(ReadEngine::kThreads, ReadEngine::kAio));
 
-// The threads a reader of `depth` starts with `engine`: AIO and queue depth 1 read on the
-// calling thread.
+// The threads a reader of `depth` starts with `engine`: AIO reads from the calling thread.
 std::size_t threads_for(std::uint64_t depth, ReadEngine engine) {
-  return engine == ReadEngine::kAio || depth == 1 ? 0u : depth;
+  return engine == ReadEngine::kAio ? 0u : depth;
 }
 
 class QueueDepths : public ::testing::TestWithParam<DepthAndEngine> {};
@@ -166,7 +175,7 @@ TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
   REQUIRE_DIRECT(f);
   const std::size_t threads_before = thread_count();
   {
-    const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+    const Slots slots(staging_slot_count(depth, bytes, kChunk, engine), kChunk);
     QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(),
                               engine);
     EXPECT_EQ(reader.threads(), threads_for(depth, engine));
@@ -185,13 +194,19 @@ TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
     }
     const QueuedReadStats s = reader.stats();
     EXPECT_EQ(s.chunks, 2 * chunks);
-    EXPECT_EQ(s.max_reads_queued, depth) << "the dispatcher kept the queue that deep";
-    // A spare slot per read: every burst's reads were replaced before it was handed over (at
-    // depth 1 the threads engine reads on the calling thread, one read at a time).
-    EXPECT_EQ(s.min_reads_queued_at_handover,
-              depth == 1 && engine == ReadEngine::kThreads ? 0u : depth);
+    if (engine == ReadEngine::kAio) {
+      EXPECT_EQ(s.max_reads_queued, depth) << "the dispatcher kept the queue that deep";
+      // A spare slot per read: every burst's reads were replaced before it was handed over.
+      EXPECT_EQ(s.min_reads_queued_at_handover, depth);
+    } else {
+      // Reads queued ahead of the threads into every free slot: the threads never waited for
+      // the calling thread while slots were free, and never more reads than slots.
+      EXPECT_GE(s.max_reads_queued, depth);
+      EXPECT_LE(s.max_reads_queued, reader.slots());
+      EXPECT_GE(s.min_reads_queued_at_handover, depth);
+    }
     EXPECT_GE(s.max_reads_in_pread, 1u);
-    EXPECT_LE(s.max_reads_in_pread, depth);
+    EXPECT_LE(s.max_reads_in_pread, depth) << "never more reads in the kernel than the depth";
   }
   EXPECT_EQ(thread_count(), threads_before) << "every reader thread joined";
 }
@@ -202,7 +217,7 @@ TEST_P(QueueDepths, ACallbackThatCopiesAtOnceNeedsNoCompletion) {
   const std::uint64_t bytes = 24 * kChunk + 4096 + 7;
   DirectFile f(bytes);
   REQUIRE_DIRECT(f);
-  const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+  const Slots slots(staging_slot_count(depth, bytes, kChunk, engine), kChunk);
   QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(), engine);
   std::vector<std::byte> image(bytes);
   reader.read_all([&](const StagedChunk& c) -> std::unique_ptr<Completion> {
@@ -237,7 +252,7 @@ TEST(QueuedDirectReader, StatsSayHowLongTheReaderWaitedForCopiesAndWhatTheCopies
   const std::uint64_t depth = 4, chunks = 12, bytes = chunks * kChunk;
   DirectFile f(bytes);
   REQUIRE_DIRECT(f);
-  const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+  const Slots slots(staging_slot_count(depth, bytes, kChunk, ReadEngine::kThreads), kChunk);
   QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans());
   const ReadAllTimes t = reader.read_all([](const StagedChunk&) -> std::unique_ptr<Completion> {
     return std::make_unique<SlowCopy>();
@@ -269,7 +284,7 @@ TEST_P(QueueDepthErrors, AFileTruncatedUnderneathFailsNamingItAndWhereItEnded) {
   REQUIRE_DIRECT(f);
   const std::size_t threads_before = thread_count();
   {
-    const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+    const Slots slots(staging_slot_count(depth, bytes, kChunk, engine), kChunk);
     QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(),
                               engine);
     ASSERT_EQ(::truncate(f.file.path().c_str(), static_cast<off_t>(bytes / 2)), 0);
@@ -303,7 +318,7 @@ TEST(QueuedDirectReaderErrors, AShortUnalignedReadFailsNamingTheRead) {
     const std::uint64_t bytes = 8 * kChunk;
     DirectFile f(bytes);
     REQUIRE_DIRECT(f);
-    const Slots slots(staging_slot_count(1, bytes, kChunk), kChunk);
+    const Slots slots(staging_slot_count(1, bytes, kChunk, engine), kChunk);
     QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, 1, slots.spans(), engine);
     const std::uint64_t cut = 3 * kChunk + 1000;
     ASSERT_EQ(::truncate(f.file.path().c_str(), static_cast<off_t>(cut)), 0);
@@ -325,7 +340,7 @@ TEST_P(QueueDepthErrors, APreadErrorSurfacesWithErrnoAndTheRead) {
   const std::uint64_t bytes = 20 * kChunk;
   const std::size_t threads_before = thread_count();
   {
-    const Slots slots(staging_slot_count(depth, bytes, kChunk), kChunk);
+    const Slots slots(staging_slot_count(depth, bytes, kChunk, engine), kChunk);
     QueuedDirectReader reader(fd.get(), dir.path().string(), bytes, kChunk, depth, slots.spans(),
                               engine);
     // AIO refuses a directory at submission (EINVAL: it has no asynchronous read), pread when
@@ -361,7 +376,7 @@ TEST(QueuedDirectReaderErrors, ACallbackErrorIsRethrownAfterTheCopiesInFlight) {
   const std::uint64_t bytes = 32 * kChunk;
   DirectFile f(bytes);
   REQUIRE_DIRECT(f);
-  const Slots slots(staging_slot_count(8, bytes, kChunk), kChunk);
+  const Slots slots(staging_slot_count(8, bytes, kChunk, ReadEngine::kThreads), kChunk);
   QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, 8, slots.spans());
   CopyLog log{std::vector<std::byte>(bytes), std::vector<bool>(reader.slots()),
               std::vector<int>(32), 0, 0};
@@ -390,7 +405,7 @@ TEST(QueuedDirectReaderErrors, ACompletionErrorIsRethrown) {
     bool done() override { return false; }
     void wait() override { throw CaseFailure("cudaEventSynchronize: unspecified launch failure"); }
   };
-  const Slots slots(staging_slot_count(4, bytes, kChunk), kChunk);
+  const Slots slots(staging_slot_count(4, bytes, kChunk, ReadEngine::kThreads), kChunk);
   QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, 4, slots.spans());
   const std::string why = failure_of([&] {
     reader.read_all([](const StagedChunk&) -> std::unique_ptr<Completion> {

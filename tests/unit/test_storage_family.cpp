@@ -172,12 +172,13 @@ TEST(StorageFamily, HugePageStagingSkipsWithoutThePages) {
     const auto why = family->skip_reason(spec, m, 0);
     return why && why->find(what) != std::string::npos;
   };
-  // 4 reads in flight of 1 MiB: 8 slots, 8 MiB, four 2 MiB pages.
-  m.hugetlb_free_pages = 3;
-  EXPECT_TRUE(mentions(staged("registered-hugetlb"), "needs 4 free hugetlb pages"))
+  // 4 reads in flight of 1 MiB with the threads reader: 12 slots (4 in pread, 4 queued ahead,
+  // 4 spare), 12 MiB, six 2 MiB pages.
+  m.hugetlb_free_pages = 5;
+  EXPECT_TRUE(mentions(staged("registered-hugetlb"), "needs 6 free hugetlb pages"))
       << *family->skip_reason(staged("registered-hugetlb"), m, 0);
   EXPECT_FALSE(mentions(staged("registered-thp"), "hugetlb"));
-  m.hugetlb_free_pages = 4;
+  m.hugetlb_free_pages = 6;
   EXPECT_FALSE(mentions(staged("registered-hugetlb"), "hugetlb"));
   m.thp_enabled = "never";
   EXPECT_TRUE(mentions(staged("registered-thp"), "transparent huge pages are disabled"));
@@ -245,17 +246,21 @@ TEST(StorageFamily, MemoryNeeds) {
   EXPECT_EQ(family->memory_needs(storage_case("pageable_read", kGiB, "cold")).host_bytes, 2 * g);
   EXPECT_EQ(family->memory_needs(storage_case("mmap", kGiB, "cold")).host_bytes, g);
   EXPECT_EQ(family->memory_needs(storage_case("cufile", kGiB, "cold")).host_bytes, g);
-  // odirect_pinned: two staging slots per read in flight (at least 3), never more than the file
-  // has chunks.
+  // odirect_pinned with the threads reader: three staging slots per read in flight (in pread,
+  // queued ahead, spare; at least 4), never more than the file has chunks.
   EXPECT_EQ(family->memory_needs(storage_case("odirect_pinned", kGiB, "cold")).host_bytes,
-            g + 3 * kStorageDefaultChunk);
+            g + 4 * kStorageDefaultChunk);
   EXPECT_EQ(family->memory_needs(queued("odirect_pinned", kGiB, kMiB, 16)).host_bytes,
-            g + 32 * kMiB);
+            g + 48 * kMiB);
+  // The aio reader queues no reads ahead: two slots per read in flight.
+  CaseSpec aio = queued("odirect_pinned", kGiB, kMiB, 16);
+  aio.params["reader"] = "aio";
+  EXPECT_EQ(family->memory_needs(aio).host_bytes, g + 32 * kMiB);
   EXPECT_EQ(family->memory_needs(queued("odirect_pinned", 4 * kMiB, kMiB, 4)).host_bytes,
             4 * kMiB + 4 * kMiB);
   EXPECT_EQ(
       family->memory_needs(queued("odirect_pinned", kGiB, (1 << 20) + 100 * 4096, 2)).host_bytes,
-      g + 4 * std::uint64_t{(1 << 20) + 100 * 4096});
+      g + 6 * std::uint64_t{(1 << 20) + 100 * 4096});
   EXPECT_EQ(family->memory_needs(storage_case("mmap", kGiB, "warm")).device_bytes, g);
 }
 
