@@ -47,7 +47,9 @@
 #   --rounds N         times every setting is measured, fio and pathbench in turn (default 1):
 #                      a disk whose rate drifts from minute to minute (a shared or virtual one)
 #                      then moves both alike, and the figures compared are medians over rounds
-#   --out FILE         the JSON summary (default ./fio_storage.json), written atomically
+#   --out FILE         the JSON summary (default ./fio_storage.json), written atomically after
+#                      every round (a run stopped in round N keeps the medians of the rounds
+#                      before it: "rounds" says how many, "rounds_asked" how many were asked for)
 #   --with-pathbench   write a scenario of fio's settings (one scenario, fio-reference: family
 #                      storage, method odirect_pinned, bytes the file's size, cache cold, chunk
 #                      the block sizes, queue_depth the depths, staging_memory the
@@ -384,102 +386,25 @@ echo "$me: writing the $size test file $file ($fs_type)" >&2
 fio_or_fail --name=layout --filename="$file" --rw=write --bs=1m --size="$bytes" --direct=1 \
   --ioengine=psync --end_fsync=1 --output-format=json --output="$work/layout.json"
 
-pb_status=0
-for ((round = 1; round <= rounds; round++)); do
-  ((rounds == 1)) || echo "$me: round $round of $rounds" >&2
-  for qd in "${queue_depths[@]}"; do
-    for bs in "${block_sizes[@]}"; do
-      chunk=$(chunk_of "$bs")
-      for model in "${models[@]}"; do
-        for buffer in "${buffers[@]}"; do
-          json="$work/read-r$round-qd$qd-bs$bs-$model-$buffer.json"
-          if [[ "$buffer" == huge ]]; then
-            memory=(--iomem=shmhuge --hugepage-size="$hugepage_bytes")
-          else
-            memory=(--iomem=malloc)
-          fi
-          if [[ "$model" == aio ]]; then
-            fio_or_fail --name="read-qd$qd-bs$bs-aio-$buffer" --filename="$file" --rw=read \
-              --direct=1 --invalidate=1 --ioengine="$engine" --iodepth="$qd" --bs="$bs" \
-              "${memory[@]}" --size="$bytes" --loops="$loops" --numjobs=1 \
-              --output-format=json --output="$json"
-          else
-            # Each thread reads its own whole blocks: bytes / jobs, cut to a multiple of BS.
-            jobs=$(threads_of "$qd" "$chunk")
-            part=$((bytes / jobs / chunk * chunk))
-            fio_or_fail --name="read-qd$qd-bs$bs-threads-$buffer" --filename="$file" --rw=read \
-              --direct=1 --invalidate=1 --ioengine=psync --iodepth=1 --bs="$bs" "${memory[@]}" \
-              --thread --numjobs="$jobs" --size="$part" --offset_increment="$part" \
-              --group_reporting --loops="$loops" --output-format=json --output="$json"
-          fi
-        done
-      done
-      "$python" - "$work/read-r$round-qd$qd-bs$bs" "$qd" "$bs" "${models[*]}" "${buffers[*]}" \
-        <<'EOF'
-import json, sys
-stem, qd, bs, models, buffers = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-rates = {}
-for model in models.split():
-    for buffer in buffers.split():
-        read = json.load(open(f"{stem}-{model}-{buffer}.json"))["jobs"][0]["read"]
-        # bw: KiB/s in older fio
-        rates[f"{model}/{buffer}"] = (read.get("bw_bytes") or read["bw"] * 1024) / 1e9
-each = ", ".join(f"{v} {r:.3f}" for v, r in rates.items())
-print(f"qd {qd:>3} bs {bs:>5} GB/s {max(rates.values()):.3f} ({each})")
-EOF
-      ((with_pathbench)) || continue
-      pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
-      status=0
-      # That setting's cases, one per staging memory and reader (the scenario has only fio's
-      # settings).
-      "$pathbench" run "$scenario" \
-        --filter "/chunk=$chunk/queue_depth=$qd/staging_memory=[a-z0-9-]+/reader=[a-z]+\$" \
-        --storage-dir "$dir" --out "$pb" >"$work/pathbench.log" 2>&1 || status=$?
-      if [[ ! -f "$pb" ]]; then
-        cat "$work/pathbench.log" >&2
-        echo "$me: pathbench exited $status without a result" >&2
-        exit 1
-      fi
-      ((status == 0 || status == 2)) || pb_status=$status
-      PYTHONPATH="$root/scripts/reference" "$python" - "$pb" <<'EOF'
-import json, sys
-from pathbench_variants import rank, variant
-cases = json.load(open(sys.argv[1])).get("cases", [])
-by_variant = {}  # staging memory/reader -> its case (an ok one where there are several)
-for c in cases:
-    if variant(c) not in by_variant or c.get("status") == "ok":
-        by_variant[variant(c)] = c
-order = sorted(by_variant, key=rank)
-rates = {v: by_variant[v]["metrics"]["throughput"]["stats"]["median"]
-         for v in order if by_variant[v].get("status") == "ok"}
-if rates:
-    each = ", ".join(f"{v} {rates[v]:.3f}" if v in rates else f"{v} {by_variant[v].get('status')}"
-                     for v in order)
-    print(f"  pathbench GB/s {max(rates.values()):.3f} ({each})")
-else:  # each status and reason once (the variants of a GPU-less node skip alike)
-    said = [f"{c.get('status')}: {c.get('reason', '')}" for c in cases]
-    print("  pathbench " + "; ".join(dict.fromkeys(said)))
-EOF
-    done
-  done
-done
-
 # The summary: per setting and fio variant (model/buffers) the median over rounds of fio's rate,
 # fio's best variant; per pathbench variant (staging memory/reader) its median over rounds, the
 # best one's ratio to fio's best variant; each tool's best setting; pathbench's results merged per
 # round beside it.
+summarize() {  # summarize ROUNDS_DONE FINAL(0|1)
 PYTHONPATH="$root/scripts/reference" "$python" - "$work" "$out" "$dir" "$fs_type" "$bytes" \
-  "$engine" "$loops" "$rounds" \
+  "$engine" "$loops" "$1" "$rounds" "$2" \
   "$with_pathbench" "$("$fio" --version)" "${queue_depths[*]}" "${block_sizes[*]}" \
   "${models[*]}" "${buffers[*]}" "$buffers_skipped" "$pb_repetitions" "${staging_memories[*]}" \
   "$scenario" "${readers[*]}" <<'EOF'
 import json, os, statistics, sys, tempfile
 from pathbench_variants import rank, variant
-(work, out, folder, fs_type, size, engine, loops, rounds, with_pb, version, qds,
+(work, out, folder, fs_type, size, engine, loops, rounds, rounds_asked, final, with_pb,
+ version, qds,
  bss, models, buffers, buffers_skipped, pb_repetitions, memories, scenario, readers) = sys.argv[1:]
 models, buffers = models.split(), buffers.split()
 variants = [f"{m}/{b}" for m in models for b in buffers]
-rounds, with_pb = int(rounds), with_pb == "1"
+rounds, rounds_asked, final = int(rounds), int(rounds_asked), final == "1"
+with_pb = with_pb == "1"
 units = {"k": 1024, "m": 1024 * 1024}
 
 
@@ -566,7 +491,7 @@ summary = {"schema": "pathbench.fio_storage_reference/v2", "fio_version": versio
            "storage_dir": os.path.abspath(folder), "fs_type": fs_type, "file_bytes": int(size),
            "ioengine": engine, "models": models, "buffers": buffers,
            "buffers_skipped": {"huge": buffers_skipped} if buffers_skipped else {},
-           "loops": int(loops), "rounds": rounds, "queue_depths": [int(qd) for qd in qds.split()],
+           "loops": int(loops), "rounds": rounds, "rounds_asked": rounds_asked, "queue_depths": [int(qd) for qd in qds.split()],
            "block_sizes": [int(bs[:-1]) * units[bs[-1]] for bs in bss.split()],
            "unit": "GB/s (1e9 bytes per second)", "settings": rows}
 base = out[:-5] if out.endswith(".json") else out
@@ -576,7 +501,8 @@ if with_pb:
     summary["readers"] = readers.split()
     summary["pathbench_scenario"] = os.path.abspath(base + ".scenario.json")
     widths = {v: max(11, len(v) + 4) for v in variants}
-    print(f"{'qd':>3} {'bs':>5} " + " ".join(f"{'fio ' + v:>{widths[v]}}" for v in variants)
+    show = print if final else (lambda *args, **kwargs: None)
+    show(f"{'qd':>3} {'bs':>5} " + " ".join(f"{'fio ' + v:>{widths[v]}}" for v in variants)
           + f" {'pathbench':>10} {'ratio':>6}  variant  (GB/s"
           + (f", medians of {rounds} rounds" if rounds > 1 else "")
           + "; pathbench: its best variant, staging memory/reader; ratio: to fio's best variant)")
@@ -585,7 +511,7 @@ if with_pb:
         figure = f"{pb['gb_per_s']:10.3f} {pb['ratio']:6.2f}  {pb['variant']}" \
             if pb["status"] == "ok" else f"  {pb['status']}: {pb.get('reason', '')}"
         each = " ".join(f"{row['fio'][v]['gb_per_s']:{widths[v]}.3f}" for v in variants)
-        print(f"{row['queue_depth']:>3} {row['bs']:>5} {each} {figure}")
+        show(f"{row['queue_depth']:>3} {row['bs']:>5} {each} {figure}")
     fio_best = max(rows, key=lambda r: r["fio_gb_per_s"])
     measured = [r for r in rows if r["pathbench"]["status"] == "ok"]
     if measured:
@@ -601,7 +527,7 @@ if with_pb:
                                       "reader": pb_best["pathbench"]["reader"]},
                 "ratio": pb_best["pathbench"]["gb_per_s"] / fio_best["fio_gb_per_s"]}
         summary["best"] = best
-        print(f"best: fio {best['fio_gb_per_s']:.3f} (qd {fio_best['queue_depth']} bs "
+        show(f"best: fio {best['fio_gb_per_s']:.3f} (qd {fio_best['queue_depth']} bs "
               f"{fio_best['bs']} {fio_best['fio_variant']}), pathbench "
               f"{best['pathbench_gb_per_s']:.3f} (qd {pb_best['queue_depth']} bs {pb_best['bs']} "
               f"{pb_best['pathbench']['variant']}): ratio {best['ratio']:.2f}")
@@ -613,6 +539,91 @@ write_atomically(out, summary)
 for r, document in merged.items():
     write_atomically(base + (".pathbench.json" if r == 1 else f".pathbench.round{r}.json"),
                      document)
-print(f"summary: {out}", file=sys.stderr)
+print(f"summary: {out}" if final else
+      f"summary of round{'s 1 to' if rounds > 1 else ''} {rounds} of {rounds_asked}: {out}",
+      file=sys.stderr)
 EOF
+}
+
+pb_status=0
+for ((round = 1; round <= rounds; round++)); do
+  ((rounds == 1)) || echo "$me: round $round of $rounds" >&2
+  for qd in "${queue_depths[@]}"; do
+    for bs in "${block_sizes[@]}"; do
+      chunk=$(chunk_of "$bs")
+      for model in "${models[@]}"; do
+        for buffer in "${buffers[@]}"; do
+          json="$work/read-r$round-qd$qd-bs$bs-$model-$buffer.json"
+          if [[ "$buffer" == huge ]]; then
+            memory=(--iomem=shmhuge --hugepage-size="$hugepage_bytes")
+          else
+            memory=(--iomem=malloc)
+          fi
+          if [[ "$model" == aio ]]; then
+            fio_or_fail --name="read-qd$qd-bs$bs-aio-$buffer" --filename="$file" --rw=read \
+              --direct=1 --invalidate=1 --ioengine="$engine" --iodepth="$qd" --bs="$bs" \
+              "${memory[@]}" --size="$bytes" --loops="$loops" --numjobs=1 \
+              --output-format=json --output="$json"
+          else
+            # Each thread reads its own whole blocks: bytes / jobs, cut to a multiple of BS.
+            jobs=$(threads_of "$qd" "$chunk")
+            part=$((bytes / jobs / chunk * chunk))
+            fio_or_fail --name="read-qd$qd-bs$bs-threads-$buffer" --filename="$file" --rw=read \
+              --direct=1 --invalidate=1 --ioengine=psync --iodepth=1 --bs="$bs" "${memory[@]}" \
+              --thread --numjobs="$jobs" --size="$part" --offset_increment="$part" \
+              --group_reporting --loops="$loops" --output-format=json --output="$json"
+          fi
+        done
+      done
+      "$python" - "$work/read-r$round-qd$qd-bs$bs" "$qd" "$bs" "${models[*]}" "${buffers[*]}" \
+        <<'EOF'
+import json, sys
+stem, qd, bs, models, buffers = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+rates = {}
+for model in models.split():
+    for buffer in buffers.split():
+        read = json.load(open(f"{stem}-{model}-{buffer}.json"))["jobs"][0]["read"]
+        # bw: KiB/s in older fio
+        rates[f"{model}/{buffer}"] = (read.get("bw_bytes") or read["bw"] * 1024) / 1e9
+each = ", ".join(f"{v} {r:.3f}" for v, r in rates.items())
+print(f"qd {qd:>3} bs {bs:>5} GB/s {max(rates.values()):.3f} ({each})")
+EOF
+      ((with_pathbench)) || continue
+      pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
+      status=0
+      # That setting's cases, one per staging memory and reader (the scenario has only fio's
+      # settings).
+      "$pathbench" run "$scenario" \
+        --filter "/chunk=$chunk/queue_depth=$qd/staging_memory=[a-z0-9-]+/reader=[a-z]+\$" \
+        --storage-dir "$dir" --out "$pb" >"$work/pathbench.log" 2>&1 || status=$?
+      if [[ ! -f "$pb" ]]; then
+        cat "$work/pathbench.log" >&2
+        echo "$me: pathbench exited $status without a result" >&2
+        exit 1
+      fi
+      ((status == 0 || status == 2)) || pb_status=$status
+      PYTHONPATH="$root/scripts/reference" "$python" - "$pb" <<'EOF'
+import json, sys
+from pathbench_variants import rank, variant
+cases = json.load(open(sys.argv[1])).get("cases", [])
+by_variant = {}  # staging memory/reader -> its case (an ok one where there are several)
+for c in cases:
+    if variant(c) not in by_variant or c.get("status") == "ok":
+        by_variant[variant(c)] = c
+order = sorted(by_variant, key=rank)
+rates = {v: by_variant[v]["metrics"]["throughput"]["stats"]["median"]
+         for v in order if by_variant[v].get("status") == "ok"}
+if rates:
+    each = ", ".join(f"{v} {rates[v]:.3f}" if v in rates else f"{v} {by_variant[v].get('status')}"
+                     for v in order)
+    print(f"  pathbench GB/s {max(rates.values()):.3f} ({each})")
+else:  # each status and reason once (the variants of a GPU-less node skip alike)
+    said = [f"{c.get('status')}: {c.get('reason', '')}" for c in cases]
+    print("  pathbench " + "; ".join(dict.fromkeys(said)))
+EOF
+    done
+  done
+  ((round == rounds)) || summarize "$round" 0
+done
+summarize "$rounds" 1
 ((pb_status == 0 || pb_status == 2)) || exit 1

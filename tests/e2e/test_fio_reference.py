@@ -686,6 +686,7 @@ class Measures(unittest.TestCase):
                                        "--pathbench-repetitions", "2", "--readers", "threads",
                                        size="16M", env={"PATHBENCH": str(fake)})
         self.assertEqual(summary["rounds"], 2)
+        self.assertEqual(summary["rounds_asked"], 2)
         self.assertEqual(summary["pathbench_repetitions"], 2)
         self.assertEqual(summary["readers"], ["threads"])
         calls = self.logged_calls()
@@ -716,6 +717,43 @@ class Measures(unittest.TestCase):
         for name in (".pathbench.json", ".pathbench.round2.json"):
             kept = json.loads(Path(str(self.summary)[:-5] + name).read_text())
             self.assertEqual(len(kept["cases"]), 4 * len(SETTINGS), name)
+
+    def test_a_run_stopped_in_round_two_keeps_the_summary_of_round_one(self) -> None:
+        """The script is killed (as a time cap would) at round 2's first pathbench run: the
+        summary written after round 1 stays, saying it holds 1 of the 2 rounds asked for."""
+        fake = self.fake_pathbench()
+        stopper = Path(self.tmp.name) / "stopping-pathbench"
+        stopper.write_text(textwrap.dedent(f"""\
+            #!/usr/bin/env python3
+            import os, signal, sys
+            calls = {str(self.calls)!r}
+            done = len(open(calls).read().splitlines()) if os.path.exists(calls) else 0
+            if done == {len(SETTINGS)}:
+                os.kill(os.getppid(), signal.SIGTERM)
+                sys.exit(1)
+            os.execv({str(fake)!r}, [{str(fake)!r}, *sys.argv[1:]])
+            """))
+        stopper.chmod(stopper.stat().st_mode | stat.S_IXUSR)
+        out = run("--storage-dir", str(self.dir), "--size", "16M", "--loops", "1",
+                  "--out", str(self.summary), "--buffers", "small", "--models", "aio",
+                  "--with-pathbench", "--rounds", "2", "--readers", "threads",
+                  env={"PATHBENCH": str(stopper)})
+        self.assertNotEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn("summary of round 1 of 2: ", out.stderr)
+        self.assertEqual(len(self.logged_calls()), len(SETTINGS), "round 1's runs only")
+        summary = json.loads(self.summary.read_text())
+        self.assertEqual((summary["rounds"], summary["rounds_asked"]), (1, 2))
+        self.assertEqual([(s["queue_depth"], s["block_size"]) for s in summary["settings"]],
+                         SETTINGS)
+        for s in summary["settings"]:
+            self.assertEqual(len(s["fio"]["aio/small"]["rounds"]), 1)
+            self.assertAlmostEqual(s["fio_gb_per_s"], s["fio"]["aio/small"]["rounds"][0])
+            if s["pathbench"]["status"] == "ok":
+                self.assertEqual(len(s["pathbench"]["rounds"]), 1)
+                # Round 1's registered-thp (pinned + 1), without round 2's 0.1.
+                self.assertAlmostEqual(s["pathbench"]["gb_per_s"], s["queue_depth"] * 0.5 + 1)
+        kept = json.loads(Path(str(self.summary)[:-5] + ".pathbench.json").read_text())
+        self.assertEqual(len(kept["cases"]), 4 * len(SETTINGS))
 
 
 def main() -> int:
