@@ -12,6 +12,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "bench/serving.hpp"
@@ -216,6 +217,7 @@ class ServingBench final : public CaseBench {
       weights_.emplace(
           WeightStreamConfig{r.bulk_bytes, r.bulk_chunk_bytes, r.stream_slots, where_.memory_node});
       std::ranges::move(weights_->placement_checks(), std::back_inserter(placement_));
+      checker_.emplace();
     } else if (r.background != ServingBackground::kNone) {
       bulk_host_ = pinned(r.bulk_bytes);
       bulk_device_ = DeviceMemory(r.bulk_bytes);
@@ -331,7 +333,7 @@ class ServingBench final : public CaseBench {
       throw CaseFailure("the pool held more pinned bytes than its bound");
     }
     if (weights_) {
-      weights_->verify(checker_);
+      weights_->verify(*checker_);
       ++stream_verified_;
     }
     verified_ += static_cast<std::uint64_t>(r_.requests);
@@ -846,8 +848,8 @@ class ServingBench final : public CaseBench {
   EventRecycler events_;
   Stream bulk_stream_;
   PlacedHostMemory bulk_host_;
-  std::optional<WeightStream> weights_;  // background stream
-  DevicePatternChecker checker_;
+  std::optional<WeightStream> weights_;          // background stream
+  std::optional<DevicePatternChecker> checker_;  // checks the streamed weights, with weights_
   std::uint64_t stream_verified_ = 0;
   DeviceMemory bulk_device_;
   std::atomic<std::uint64_t> copies_{0}, h2d_copies_{0};
