@@ -52,10 +52,6 @@ void reclaim(std::deque<Copying>& copying, std::vector<std::size_t>& free_slots)
   }
 }
 
-}  // namespace
-
-namespace {
-
 std::uint64_t spare_slots(std::uint64_t queue_depth) {
   return std::max(queue_depth, kMinSpareStagingSlots);
 }
