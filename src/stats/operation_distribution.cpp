@@ -80,8 +80,10 @@ double finite_non_negative(const nlohmann::ordered_json& v, const std::string& w
   return x;
 }
 
+// `field` by value: a reference parameter bound to a temporary ("") makes gcc 13's
+// -Wdangling-reference take the returned reference for one into that temporary.
 const nlohmann::ordered_json& member(const nlohmann::ordered_json& j, const std::string& where,
-                                     const std::string& field, std::string_view key) {
+                                     std::string_view field, std::string_view key) {
   const auto it = j.find(key);
   if (it == j.end()) fail(where, field, concat("missing field \"", key, "\""));
   return *it;
