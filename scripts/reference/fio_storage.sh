@@ -46,7 +46,9 @@
 #   --loops N          times fio reads the whole file per setting (default 3)
 #   --rounds N         times every setting is measured, fio and pathbench in turn (default 1):
 #                      a disk whose rate drifts from minute to minute (a shared or virtual one)
-#                      then moves both alike, and the figures compared are medians over rounds
+#                      then moves both alike, and the figures compared are medians over rounds;
+#                      with --with-pathbench the last line gives each best's drift between
+#                      rounds ((max - min) / median) and says when the gap to fio is within it
 #   --out FILE         the JSON summary (default ./fio_storage.json), written atomically after
 #                      every round (a run stopped in round N keeps the medians of the rounds
 #                      before it: "rounds" says how many, "rounds_asked" how many were asked for)
@@ -416,6 +418,17 @@ def write_atomically(path, document):
     os.replace(tmp, path)
 
 
+def drift(rates):
+    """How far a figure moved between rounds: (max - min) / median of its rounds, None for one
+    round (nothing to compare) or a median of 0."""
+    middle = statistics.median(rates) if rates else 0
+    return (max(rates) - min(rates)) / middle if len(rates) > 1 and middle > 0 else None
+
+
+def percent(x):
+    return f"{x * 100:.0f} %"
+
+
 def pathbench_variants(cases):
     """Per variant (staging memory/reader, in pathbench_variants.rank's order): the
     median over rounds of its ok cases' medians, or the status and reason of its first case
@@ -466,7 +479,7 @@ for qd in qds.split():
         best_variant = max(fio, key=lambda v: fio[v]["gb_per_s"])
         row = {"queue_depth": int(qd), "block_size": int(bs[:-1]) * units[bs[-1]], "bs": bs,
                "fio_gb_per_s": fio[best_variant]["gb_per_s"], "fio_variant": best_variant,
-               "fio": fio}
+               "fio_drift": drift(fio[best_variant]["rounds"]), "fio": fio}
         if with_pb:
             each = pathbench_variants(cases)
             ok = [v for v in each if each[v]["status"] == "ok"]
@@ -475,6 +488,7 @@ for qd in qds.split():
                 row["pathbench"] = {"status": "ok", "id": each[best]["id"],
                                     "gb_per_s": each[best]["gb_per_s"],
                                     "rounds": each[best]["rounds"],
+                                    "drift": drift(each[best]["rounds"]),
                                     "ratio": each[best]["gb_per_s"] / row["fio_gb_per_s"],
                                     "variant": best,
                                     "staging_memory": each[best]["staging_memory"],
@@ -525,12 +539,27 @@ if with_pb:
                                       "block_size": pb_best["block_size"],
                                       "staging_memory": pb_best["pathbench"]["staging_memory"],
                                       "reader": pb_best["pathbench"]["reader"]},
-                "ratio": pb_best["pathbench"]["gb_per_s"] / fio_best["fio_gb_per_s"]}
+                "ratio": pb_best["pathbench"]["gb_per_s"] / fio_best["fio_gb_per_s"],
+                "fio_drift": fio_best["fio_drift"],
+                "pathbench_drift": pb_best["pathbench"]["drift"]}
         summary["best"] = best
         show(f"best: fio {best['fio_gb_per_s']:.3f} (qd {fio_best['queue_depth']} bs "
               f"{fio_best['bs']} {fio_best['fio_variant']}), pathbench "
               f"{best['pathbench_gb_per_s']:.3f} (qd {pb_best['queue_depth']} bs {pb_best['bs']} "
               f"{pb_best['pathbench']['variant']}): ratio {best['ratio']:.2f}")
+        # A ratio is only as good as the disk is steady: say how far both bests moved between
+        # rounds, and when the gap to fio is no wider than that.
+        if rounds > 1:
+            widest = max(best["fio_drift"] or 0, best["pathbench_drift"] or 0)
+            gap = abs(1 - best["ratio"])
+            show(f"drift between rounds ((max - min) / median): fio's best "
+                 f"{percent(best['fio_drift'] or 0)}, pathbench's best "
+                 f"{percent(best['pathbench_drift'] or 0)}"
+                 + (f"; the gap to fio ({percent(gap)}) is within it: more rounds or a quieter "
+                    "disk tell the two apart" if gap <= widest else ""))
+        else:
+            show("one round: how far this disk drifts between minutes is not measured "
+                 "(--rounds 3 or more on a shared or virtual disk)")
 for row in rows:
     del row["bs"]
 if with_pb:

@@ -670,6 +670,16 @@ class Measures(unittest.TestCase):
                                                "variant": fastest["fio_variant"]})
         self.assertAlmostEqual(best["ratio"], 10.0 / fastest["fio_gb_per_s"])
         self.assertIn("(qd 16 bs 128k pinned/aio): ratio", stdout)
+        # One round: nothing to measure a drift from, and the last line says so.
+        self.assertIsNone(best["fio_drift"])
+        self.assertIsNone(best["pathbench_drift"])
+        for s in summary["settings"]:
+            self.assertIsNone(s["fio_drift"])
+            if s["pathbench"]["status"] == "ok":
+                self.assertIsNone(s["pathbench"]["drift"])
+        self.assertEqual(stdout.splitlines()[-1],
+                         "one round: how far this disk drifts between minutes is not measured "
+                         "(--rounds 3 or more on a shared or virtual disk)")
         self.assertIn(" pathbench  ratio  variant  (GB/s; pathbench: its best variant", stdout)
         table = [line.split() for line in stdout.splitlines() if line.startswith(" 16  128k ")]
         self.assertEqual(len(table), 1, stdout)
@@ -713,7 +723,30 @@ class Measures(unittest.TestCase):
             self.assertEqual(len(pinned["rounds"]), 2)
             self.assertAlmostEqual(pinned["rounds"][1] - pinned["rounds"][0], 0.1)
             self.assertAlmostEqual(pinned["gb_per_s"], s["queue_depth"] * 0.5 + 0.05)
+            # THP/threads read qd * 0.5 + 1, then 0.1 more: it moved 0.1 over its median.
+            self.assertAlmostEqual(pb["drift"], 0.1 / (s["queue_depth"] * 0.5 + 1.05))
+        for s in summary["settings"]:
+            rounds = s["fio"][s["fio_variant"]]["rounds"]
+            self.assertAlmostEqual(s["fio_drift"], (max(rounds) - min(rounds)) / (sum(rounds) / 2))
         self.assertIn(", medians of 2 rounds;", stdout)
+        best = summary["best"]
+        fio_best = next(s for s in summary["settings"]
+                        if (s["queue_depth"], s["block_size"], s["fio_variant"])
+                        == tuple(best["fio_setting"].values()))
+        pb_best = next(s["pathbench"] for s in summary["settings"]
+                       if (s["queue_depth"], s["block_size"])
+                       == tuple(best["pathbench_setting"].values())[:2])
+        self.assertAlmostEqual(best["fio_drift"], fio_best["fio_drift"])
+        self.assertAlmostEqual(best["pathbench_drift"], pb_best["drift"])
+        self.assertAlmostEqual(best["pathbench_drift"], 0.1 / (16 * 0.5 + 1.05))  # qd 16, 128k
+        line = stdout.splitlines()[-1]
+        self.assertTrue(line.startswith(
+            "drift between rounds ((max - min) / median): fio's best "
+            f"{best['fio_drift'] * 100:.0f} %, pathbench's best "
+            f"{best['pathbench_drift'] * 100:.0f} %"), line)
+        # The gap to fio is said to be within the drift exactly when it is.
+        within = abs(1 - best["ratio"]) <= max(best["fio_drift"], best["pathbench_drift"])
+        self.assertEqual("is within it: more rounds or a quieter disk" in line, within, line)
         for name in (".pathbench.json", ".pathbench.round2.json"):
             kept = json.loads(Path(str(self.summary)[:-5] + name).read_text())
             self.assertEqual(len(kept["cases"]), 4 * len(SETTINGS), name)
