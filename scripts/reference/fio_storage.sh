@@ -47,6 +47,8 @@
 #   --rounds N         times every setting is measured, fio and pathbench in turn (default 1):
 #                      a disk whose rate drifts from minute to minute (a shared or virtual one)
 #                      then moves both alike, and the figures compared are medians over rounds;
+#                      with --with-pathbench, even rounds run pathbench before fio at each
+#                      setting, so that whatever one run leaves the disk falls on each tool alike;
 #                      with --with-pathbench the last line gives each best's drift between
 #                      rounds ((max - min) / median) and says when the gap to fio is within it
 #   --out FILE         the JSON summary (default ./fio_storage.json), written atomically after
@@ -56,7 +58,7 @@
 #                      storage, method odirect_pinned, bytes the file's size, cache cold, chunk
 #                      the block sizes, queue_depth the depths, staging_memory the
 #                      --staging-memories, reader the --readers) and right after fio at each
-#                      setting run `pathbench run SCENARIO --filter
+#                      setting (before it in even rounds) run `pathbench run SCENARIO --filter
 #                      '/chunk=BS/queue_depth=QD/staging_memory=[a-z0-9-]+/reader=[a-z]+$'
 #                      --storage-dir DIR`: that setting's cases, one per staging memory and reader
 #                      (a variant, e.g. pinned/aio; pinned: the slots in cudaHostAlloc'd memory;
@@ -574,38 +576,35 @@ print(f"summary: {out}" if final else
 EOF
 }
 
-pb_status=0
-for ((round = 1; round <= rounds; round++)); do
-  ((rounds == 1)) || echo "$me: round $round of $rounds" >&2
-  for qd in "${queue_depths[@]}"; do
-    for bs in "${block_sizes[@]}"; do
-      chunk=$(chunk_of "$bs")
-      for model in "${models[@]}"; do
-        for buffer in "${buffers[@]}"; do
-          json="$work/read-r$round-qd$qd-bs$bs-$model-$buffer.json"
-          if [[ "$buffer" == huge ]]; then
-            memory=(--iomem=shmhuge --hugepage-size="$hugepage_bytes")
-          else
-            memory=(--iomem=malloc)
-          fi
-          if [[ "$model" == aio ]]; then
-            fio_or_fail --name="read-qd$qd-bs$bs-aio-$buffer" --filename="$file" --rw=read \
-              --direct=1 --invalidate=1 --ioengine="$engine" --iodepth="$qd" --bs="$bs" \
-              "${memory[@]}" --size="$bytes" --loops="$loops" --numjobs=1 \
-              --output-format=json --output="$json"
-          else
-            # Each thread reads its own whole blocks: bytes / jobs, cut to a multiple of BS.
-            jobs=$(threads_of "$qd" "$chunk")
-            part=$((bytes / jobs / chunk * chunk))
-            fio_or_fail --name="read-qd$qd-bs$bs-threads-$buffer" --filename="$file" --rw=read \
-              --direct=1 --invalidate=1 --ioengine=psync --iodepth=1 --bs="$bs" "${memory[@]}" \
-              --thread --numjobs="$jobs" --size="$part" --offset_increment="$part" \
-              --group_reporting --loops="$loops" --output-format=json --output="$json"
-          fi
-        done
-      done
-      "$python" - "$work/read-r$round-qd$qd-bs$bs" "$qd" "$bs" "${models[*]}" "${buffers[*]}" \
-        <<'EOF'
+# One setting's fio variants, each line printed as it ends.
+read_with_fio() {  # read_with_fio ROUND QD BS CHUNK
+  local round="$1" qd="$2" bs="$3" chunk="$4" model buffer json jobs part memory
+  for model in "${models[@]}"; do
+    for buffer in "${buffers[@]}"; do
+      json="$work/read-r$round-qd$qd-bs$bs-$model-$buffer.json"
+      if [[ "$buffer" == huge ]]; then
+        memory=(--iomem=shmhuge --hugepage-size="$hugepage_bytes")
+      else
+        memory=(--iomem=malloc)
+      fi
+      if [[ "$model" == aio ]]; then
+        fio_or_fail --name="read-qd$qd-bs$bs-aio-$buffer" --filename="$file" --rw=read \
+          --direct=1 --invalidate=1 --ioengine="$engine" --iodepth="$qd" --bs="$bs" \
+          "${memory[@]}" --size="$bytes" --loops="$loops" --numjobs=1 \
+          --output-format=json --output="$json"
+      else
+        # Each thread reads its own whole blocks: bytes / jobs, cut to a multiple of BS.
+        jobs=$(threads_of "$qd" "$chunk")
+        part=$((bytes / jobs / chunk * chunk))
+        fio_or_fail --name="read-qd$qd-bs$bs-threads-$buffer" --filename="$file" --rw=read \
+          --direct=1 --invalidate=1 --ioengine=psync --iodepth=1 --bs="$bs" "${memory[@]}" \
+          --thread --numjobs="$jobs" --size="$part" --offset_increment="$part" \
+          --group_reporting --loops="$loops" --output-format=json --output="$json"
+      fi
+    done
+  done
+  "$python" - "$work/read-r$round-qd$qd-bs$bs" "$qd" "$bs" "${models[*]}" "${buffers[*]}" \
+    <<'EOF'
 import json, sys
 stem, qd, bs, models, buffers = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 rates = {}
@@ -617,21 +616,25 @@ for model in models.split():
 each = ", ".join(f"{v} {r:.3f}" for v, r in rates.items())
 print(f"qd {qd:>3} bs {bs:>5} GB/s {max(rates.values()):.3f} ({each})")
 EOF
-      ((with_pathbench)) || continue
-      pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
-      status=0
-      # That setting's cases, one per staging memory and reader (the scenario has only fio's
-      # settings).
-      "$pathbench" run "$scenario" \
-        --filter "/chunk=$chunk/queue_depth=$qd/staging_memory=[a-z0-9-]+/reader=[a-z]+\$" \
-        --storage-dir "$dir" --out "$pb" >"$work/pathbench.log" 2>&1 || status=$?
-      if [[ ! -f "$pb" ]]; then
-        cat "$work/pathbench.log" >&2
-        echo "$me: pathbench exited $status without a result" >&2
-        exit 1
-      fi
-      ((status == 0 || status == 2)) || pb_status=$status
-      PYTHONPATH="$root/scripts/reference" "$python" - "$pb" <<'EOF'
+}
+
+# One setting's pathbench cases; their line goes to $pb.line, printed under fio's.
+read_with_pathbench() {  # read_with_pathbench ROUND QD BS CHUNK
+  local round="$1" qd="$2" bs="$3" chunk="$4" pb status
+  pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
+  status=0
+  # That setting's cases, one per staging memory and reader (the scenario has only fio's
+  # settings).
+  "$pathbench" run "$scenario" \
+    --filter "/chunk=$chunk/queue_depth=$qd/staging_memory=[a-z0-9-]+/reader=[a-z]+\$" \
+    --storage-dir "$dir" --out "$pb" >"$work/pathbench.log" 2>&1 || status=$?
+  if [[ ! -f "$pb" ]]; then
+    cat "$work/pathbench.log" >&2
+    echo "$me: pathbench exited $status without a result" >&2
+    exit 1
+  fi
+  ((status == 0 || status == 2)) || pb_status=$status
+  PYTHONPATH="$root/scripts/reference" "$python" - "$pb" >"$pb.line" <<'EOF'
 import json, sys
 from pathbench_variants import rank, variant
 cases = json.load(open(sys.argv[1])).get("cases", [])
@@ -650,6 +653,26 @@ else:  # each status and reason once (the variants of a GPU-less node skip alike
     said = [f"{c.get('status')}: {c.get('reason', '')}" for c in cases]
     print("  pathbench " + "; ".join(dict.fromkeys(said)))
 EOF
+}
+
+pb_status=0
+for ((round = 1; round <= rounds; round++)); do
+  ((rounds == 1)) || echo "$me: round $round of $rounds" >&2
+  for qd in "${queue_depths[@]}"; do
+    for bs in "${block_sizes[@]}"; do
+      chunk=$(chunk_of "$bs")
+      if ((with_pathbench && round % 2 == 0)); then
+        # Even rounds read with pathbench first: whatever the run before leaves a disk (its
+        # writes, a warmed or drained cache on the host of a virtual disk) then falls on each
+        # tool in half the rounds, and the medians over an even number of rounds share it.
+        read_with_pathbench "$round" "$qd" "$bs" "$chunk"
+        read_with_fio "$round" "$qd" "$bs" "$chunk"
+      else
+        read_with_fio "$round" "$qd" "$bs" "$chunk"
+        ((with_pathbench)) || continue
+        read_with_pathbench "$round" "$qd" "$bs" "$chunk"
+      fi
+      cat "$work/pathbench-r$round-qd$qd-bs$bs.json.line"
     done
   done
   ((round == rounds)) || summarize "$round" 0

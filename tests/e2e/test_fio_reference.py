@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -485,21 +486,25 @@ class Measures(unittest.TestCase):
         pinned/aio is the best); registered-hugetlb skipped; at qd 16 / 1 MiB all but hugetlb
         failed. With bare_defaults the params leave out staging_memory where it is pinned and
         reader where it is threads (the ids keep them). Each call's arguments and the scenario
-        it was given are logged (a JSON object a line), so the test sees the order of the fio and
-        pathbench runs, the scenario, the filter and the options."""
+        it was given are logged (a JSON object a line), with fio's results already written beside
+        its --out, so the test sees the order of the fio and pathbench runs, the scenario, the
+        filter and the options."""
         fake = Path(self.tmp.name) / "fake-pathbench"
         self.calls = Path(self.tmp.name) / "calls.log"
         fake.write_text(textwrap.dedent("""\
             #!/usr/bin/env python3
-            import itertools, json, re, sys
+            import itertools, json, os, re, sys
             LOG = @LOG@
             args = sys.argv[1:]
             assert args[0] == "run" and args[1].endswith(".scenario.json"), args
             scenario = json.load(open(args[1]))
             pattern = args[args.index("--filter") + 1]
             out = args[args.index("--out") + 1]
+            fio_before = sorted(f for f in os.listdir(os.path.dirname(os.path.abspath(out)))
+                                if f.startswith("read-") and f.endswith(".json"))
             with open(LOG, "a") as log:
-                log.write(json.dumps({"args": args, "scenario": scenario}) + "\\n")
+                log.write(json.dumps({"args": args, "scenario": scenario,
+                                      "fio_before": fio_before}) + "\\n")
             filters = [call["args"][call["args"].index("--filter") + 1]
                        for call in map(json.loads, open(LOG).read().splitlines())]
             second_round = filters.count(pattern) == 2
@@ -707,6 +712,19 @@ class Measures(unittest.TestCase):
             self.check_scenario(scenario, PATHBENCH_FILE_BYTES, SETTINGS, STAGING_MEMORIES, 2,
                                 ["threads"])
         self.assertEqual(len(fio_lines(stdout)), 2 * len(SETTINGS))
+        # Round 1 reads each setting with fio first, round 2 with pathbench first; the
+        # pathbench line stays under fio's either way.
+        logged = [json.loads(line) for line in self.calls.read_text().splitlines()]
+        self.assertEqual(len(logged), 2 * len(SETTINGS))
+        for call in logged:
+            name = Path(call["args"][call["args"].index("--out") + 1]).name
+            r, qd, bs = re.fullmatch(r"pathbench-r(\d)-qd(\d+)-bs(\w+)\.json", name).groups()
+            fio_ran = f"read-r{r}-qd{qd}-bs{bs}-aio-small.json" in call["fio_before"]
+            self.assertEqual(fio_ran, r == "1", name)
+        lines = stdout.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("qd "):
+                self.assertTrue(lines[i + 1].startswith("  pathbench "), lines[i:i + 2])
         for s in summary["settings"]:
             rounds = s["fio"]["aio/small"]["rounds"]
             self.assertEqual(len(rounds), 2)
