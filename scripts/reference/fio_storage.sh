@@ -48,9 +48,9 @@
 #                      a disk whose rate drifts from minute to minute (a shared or virtual one)
 #                      then moves both alike, and the figures compared are medians over rounds;
 #                      with --with-pathbench, even rounds run pathbench before fio at each
-#                      setting, so that whatever one run leaves the disk falls on each tool alike;
-#                      with --with-pathbench the last line gives each best's drift between
-#                      rounds ((max - min) / median) and says when the gap to fio is within it
+#                      setting (whatever one run leaves the disk then falls on each tool alike),
+#                      and the last line gives each best's drift between rounds ((max - min) /
+#                      median) and says when the gap to fio is within it
 #   --out FILE         the JSON summary (default ./fio_storage.json), written atomically after
 #                      every round (a run stopped in round N keeps the medians of the rounds
 #                      before it: "rounds" says how many, "rounds_asked" how many were asked for)
