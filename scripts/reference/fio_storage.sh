@@ -507,7 +507,8 @@ summary = {"schema": "pathbench.fio_storage_reference/v2", "fio_version": versio
            "storage_dir": os.path.abspath(folder), "fs_type": fs_type, "file_bytes": int(size),
            "ioengine": engine, "models": models, "buffers": buffers,
            "buffers_skipped": {"huge": buffers_skipped} if buffers_skipped else {},
-           "loops": int(loops), "rounds": rounds, "rounds_asked": rounds_asked, "queue_depths": [int(qd) for qd in qds.split()],
+           "loops": int(loops), "rounds": rounds, "rounds_asked": rounds_asked,
+           "queue_depths": [int(qd) for qd in qds.split()],
            "block_sizes": [int(bs[:-1]) * units[bs[-1]] for bs in bss.split()],
            "unit": "GB/s (1e9 bytes per second)", "settings": rows}
 base = out[:-5] if out.endswith(".json") else out
@@ -618,11 +619,9 @@ print(f"qd {qd:>3} bs {bs:>5} GB/s {max(rates.values()):.3f} ({each})")
 EOF
 }
 
-# One setting's pathbench cases; their line goes to $pb.line, printed under fio's.
-read_with_pathbench() {  # read_with_pathbench ROUND QD BS CHUNK
-  local round="$1" qd="$2" bs="$3" chunk="$4" pb status
-  pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
-  status=0
+# One setting's pathbench cases, their result written to PB (printed by pathbench_line).
+read_with_pathbench() {  # read_with_pathbench PB QD CHUNK
+  local pb="$1" qd="$2" chunk="$3" status=0
   # That setting's cases, one per staging memory and reader (the scenario has only fio's
   # settings).
   "$pathbench" run "$scenario" \
@@ -634,7 +633,11 @@ read_with_pathbench() {  # read_with_pathbench ROUND QD BS CHUNK
     exit 1
   fi
   ((status == 0 || status == 2)) || pb_status=$status
-  PYTHONPATH="$root/scripts/reference" "$python" - "$pb" >"$pb.line" <<'EOF'
+}
+
+# The line under fio's: each pathbench variant's median (or each status and reason once).
+pathbench_line() {  # pathbench_line PB
+  PYTHONPATH="$root/scripts/reference" "$python" - "$1" <<'EOF'
 import json, sys
 from pathbench_variants import rank, variant
 cases = json.load(open(sys.argv[1])).get("cases", [])
@@ -661,18 +664,19 @@ for ((round = 1; round <= rounds; round++)); do
   for qd in "${queue_depths[@]}"; do
     for bs in "${block_sizes[@]}"; do
       chunk=$(chunk_of "$bs")
+      pb="$work/pathbench-r$round-qd$qd-bs$bs.json"
       if ((with_pathbench && round % 2 == 0)); then
         # Even rounds read with pathbench first: whatever the run before leaves a disk (its
         # writes, a warmed or drained cache on the host of a virtual disk) then falls on each
         # tool in half the rounds, and the medians over an even number of rounds share it.
-        read_with_pathbench "$round" "$qd" "$bs" "$chunk"
+        read_with_pathbench "$pb" "$qd" "$chunk"
         read_with_fio "$round" "$qd" "$bs" "$chunk"
       else
         read_with_fio "$round" "$qd" "$bs" "$chunk"
         ((with_pathbench)) || continue
-        read_with_pathbench "$round" "$qd" "$bs" "$chunk"
+        read_with_pathbench "$pb" "$qd" "$chunk"
       fi
-      cat "$work/pathbench-r$round-qd$qd-bs$bs.json.line"
+      pathbench_line "$pb"
     done
   done
   ((round == rounds)) || summarize "$round" 0
