@@ -37,4 +37,6 @@ FamilyRegistry builtin_families() {
   return registry;
 }
 
+void release_kept_between_cases() { storage_test_files().release(); }
+
 }  // namespace pathbench

@@ -135,7 +135,8 @@ class StorageFamily final : public DeclaredFamily {
     return needs.custom([r](const Machine& machine, int) -> std::optional<std::string> {
       const std::string dir = storage_dir(machine);
       try {
-        return storage_location_skip_reason(r, probe_storage(dir));
+        const StorageLocation loc = probe_storage(dir);
+        return storage_location_skip_reason(r, loc, storage_test_files().bytes_kept_in(loc.dir));
       } catch (const SystemError& e) {
         return "the storage folder " + dir + " cannot be probed: " + e.what();
       }
@@ -206,8 +207,14 @@ std::string storage_dir(const Machine& machine) {
   return ((ec ? std::filesystem::path(".") : cwd) / ".pathbench-storage").string();
 }
 
+PatternFileKeeper& storage_test_files() {
+  static PatternFileKeeper files;  // a run's last file goes at exit, if the run did not let it go
+  return files;
+}
+
 std::optional<std::string> storage_location_skip_reason(const StorageRequest& r,
-                                                        const StorageLocation& loc) {
+                                                        const StorageLocation& loc,
+                                                        std::uint64_t kept_bytes) {
   if (loc.memory_backed && (r.cold() || r.direct_io())) {
     return "the storage folder " + loc.dir + " is on " + loc.fs_type +
            ", which keeps files in memory: " +
@@ -215,22 +222,27 @@ std::optional<std::string> storage_location_skip_reason(const StorageRequest& r,
            " (give run --storage-dir a folder on the disk to measure)";
   }
   const std::uint64_t need = r.bytes + storage_free_margin(r.bytes);
-  if (loc.free_bytes < need) {
-    return "the storage folder " + loc.dir + " (" + loc.fs_type + ") has " +
-           format_bytes(loc.free_bytes) + " free; the " + format_bytes(r.bytes) +
-           " test file needs " + format_bytes(need) +
+  const std::uint64_t free = loc.free_bytes + kept_bytes;
+  if (free < need) {
+    return "the storage folder " + loc.dir + " (" + loc.fs_type + ") has " + format_bytes(free) +
+           (kept_bytes ? " free with the kept test file" : " free") + "; the " +
+           format_bytes(r.bytes) + " test file needs " + format_bytes(need) +
            " with its margin (give run --storage-dir "
            "a folder with more space)";
   }
   return std::nullopt;
 }
 
-Check storage_location_check(const StorageLocation& loc) {
+Check storage_location_check(const StorageLocation& loc, const std::string& file_path,
+                             bool written_now) {
   Check c{"storage_location", true,
           loc.dir + " on " + loc.fs_type +
               (loc.source.empty() ? std::string() : ", from " + loc.source) +
               (loc.mount_point.empty() ? std::string() : " mounted at " + loc.mount_point) + ", " +
-              format_bytes(loc.free_bytes) + " free before the file was written",
+              format_bytes(loc.free_bytes) + " free before the case began; the test file " +
+              file_path +
+              (written_now ? " was written for this case"
+                           : " was written for an earlier case of this run and kept"),
           nlohmann::ordered_json::object()};
   c.detail += loc.block_device
                   ? concat("; block device ", describe(*loc.block_device))
@@ -240,6 +252,8 @@ Check storage_location_check(const StorageLocation& loc) {
   c.value["source"] = loc.source;
   c.value["mount_point"] = loc.mount_point;
   c.value["free_bytes"] = loc.free_bytes;
+  c.value["file"] = file_path;
+  c.value["file_written_for_this_case"] = written_now;
   c.value["device_number"] = loc.device_number;
   c.value["block_device"] =
       loc.block_device ? to_json(*loc.block_device) : nlohmann::ordered_json(nullptr);

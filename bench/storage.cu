@@ -86,12 +86,12 @@ class StorageBench final : public BlockBench {
         location_(probe_storage(storage_dir(machine))),
         dest_(r.bytes),
         driver_(r.method == Method::kCufile ? std::make_unique<CufileDriver>() : nullptr),
-        file_(location_.dir, r.bytes, kSeed),
-        cache_fd_(open_file(file_.path(), O_RDONLY, "page-cache control")),
+        file_(storage_test_files().file(location_.dir, r.bytes, kSeed)),
+        cache_fd_(open_file(path(), O_RDONLY, "page-cache control")),
         image_(std::make_unique_for_overwrite<std::byte[]>(r.bytes)) {
-    checks_.push_back(storage_location_check(location_));
+    checks_.push_back(storage_location_check(location_, path(), file_.written_now));
     checks_.push_back(thread_.check());
-    if (r.direct_io()) direct_fd_ = open_direct(file_.path(), location_);
+    if (r.direct_io()) direct_fd_ = open_direct(path(), location_);
     if (r.method == Method::kPageableRead) {
       pageable_ = std::make_unique_for_overwrite<std::byte[]>(r.bytes);
     }
@@ -164,6 +164,8 @@ class StorageBench final : public BlockBench {
   }
 
  private:
+  const std::string& path() const { return file_.file->path(); }
+
   // The staging slots (pinned or registered, 4096-aligned), an event per slot, and the reader
   // with its threads: all before the first sample, so that none of it is timed.
   void prepare_pinned() {
@@ -192,9 +194,8 @@ class StorageBench final : public BlockBench {
       }
       slots.emplace_back(slot, length);
     }
-    reader_ =
-        std::make_unique<QueuedDirectReader>(direct_fd_.get(), file_.path(), r_.bytes, r_.chunk,
-                                             r_.queue_depth, std::move(slots), r_.reader);
+    reader_ = std::make_unique<QueuedDirectReader>(direct_fd_.get(), path(), r_.bytes, r_.chunk,
+                                                   r_.queue_depth, std::move(slots), r_.reader);
   }
 
   // What the reader did, over every sample (warm-up included): how deep the queue reached, why
@@ -293,7 +294,7 @@ class StorageBench final : public BlockBench {
   void pageable_read() {
     for (std::uint64_t off = 0; off < r_.bytes; off += r_.chunk) {
       const std::uint64_t n = std::min(r_.chunk, r_.bytes - off);
-      pread_exactly(cache_fd_.get(), file_.path(), pageable_.get() + off, n, n, off, false);
+      pread_exactly(cache_fd_.get(), path(), pageable_.get() + off, n, n, off, false);
     }
     PB_CUDA(cudaMemcpyAsync(dest_.get(), pageable_.get(), r_.bytes, cudaMemcpyHostToDevice,
                             stream_.get()));
@@ -353,9 +354,9 @@ class StorageBench final : public BlockBench {
   Stream stream_;
   DeviceMemory dest_;
   std::unique_ptr<CufileDriver> driver_;  // before the file: no file is written when GDS is absent
-  PatternFile file_;
-  UniqueFd cache_fd_;   // buffered: pageable and mmap reads, page-cache control, mincore
-  UniqueFd direct_fd_;  // O_DIRECT: odirect_pinned, cufile
+  PatternFileKeeper::Lease file_;  // this size's file: written now, or kept from an earlier case
+  UniqueFd cache_fd_;              // buffered: pageable and mmap reads, page-cache control, mincore
+  UniqueFd direct_fd_;             // O_DIRECT: odirect_pinned, cufile
   std::unique_ptr<std::byte[]> image_;          // the destination copied back, for verification
   std::unique_ptr<std::byte[]> pageable_;       // pageable_read's buffer
   std::vector<PinnedHostMemory> pinned_;        // odirect_pinned's slots, staging_memory=pinned

@@ -4,8 +4,10 @@
 // O_DIRECT reads, queue_depth at a time, into pinned staging slots whose async copies overlap the
 // next reads (measure/queued_direct_reader.hpp), mmap then cudaMemcpy from
 // the mapping, and GPUDirect Storage (cuFile, loaded with dlopen) — from a cold or a warm page
-// cache. The file is pathbench's own (written with the verification pattern, fsync'd, removed
-// when the case ends); the GPU destination is checked against the pattern after every sample.
+// cache. The file is pathbench's own (written with the verification pattern, fsync'd), one for the
+// run's cases of one size (measure/pattern_file_keeper.hpp), removed when a case of another size
+// replaces it or the run ends; the GPU destination is checked against the pattern after every
+// sample.
 
 #include <cstdint>
 #include <memory>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "measure/family.hpp"
+#include "measure/pattern_file_keeper.hpp"
 #include "measure/queued_direct_reader.hpp"
 #include "placement/page_type.hpp"
 #include "placement/storage_location.hpp"
@@ -67,12 +70,19 @@ std::vector<MetricSpec> storage_metrics();
 std::string storage_dir(const Machine& machine);
 
 // Why the case cannot run at `loc`, else nothing: a memory-backed file system (no cold read, no
-// O_DIRECT), or too little free space for the file and its margin.
+// O_DIRECT), or too little free space for the file and its margin. `kept_bytes`: the test file an
+// earlier case left there, which this case reads or replaces, so it counts as free.
 std::optional<std::string> storage_location_skip_reason(const StorageRequest& r,
-                                                        const StorageLocation& loc);
+                                                        const StorageLocation& loc,
+                                                        std::uint64_t kept_bytes = 0);
 
-// The storage location as a passed check: where the file lived.
-Check storage_location_check(const StorageLocation& loc);
+// The storage location as a passed check: where the file lived, and whether this case wrote it
+// or read the one an earlier case of the run wrote (`written_now`).
+Check storage_location_check(const StorageLocation& loc, const std::string& file_path,
+                             bool written_now);
+
+// The test file this process's storage cases share (measure/pattern_file_keeper.hpp).
+PatternFileKeeper& storage_test_files();
 
 // The `page_cache` check from the resident fraction measured before every timed block: a cold
 // case passes when each was at most kColdMaxResident, a warm one when each was at least

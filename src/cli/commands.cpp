@@ -163,6 +163,7 @@ void continue_in_fresh_process(const RunOptions& options, const std::filesystem:
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::fflush(nullptr);
+  release_kept_between_cases();  // exec runs no destructors
   ::execv("/proc/self/exe", argv.data());
   std::fprintf(stderr, "pathbench: error: cannot start a fresh process: %s\n",
                std::strerror(errno));
@@ -283,6 +284,7 @@ int run_command(const RunOptions& options) {
     }
   }
   scenario_range.reset();
+  release_kept_between_cases();
   progress.finish();
   Result& result = record.result();
   // After the last case: with the start sample, the CPU steal over the run and any GPU process or

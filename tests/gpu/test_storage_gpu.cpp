@@ -36,7 +36,8 @@ CaseSpec queued_case(std::int64_t bytes, std::int64_t chunk, std::int64_t queue_
                                    {"queue_depth", queue_depth}});
 }
 
-// The test files pathbench left in the folder (none may outlive its case).
+// The test files pathbench left in the folder: the one kept for the next case, none once the run
+// lets it go.
 std::size_t leftover_files(const std::string& dir) {
   std::size_t n = 0;
   std::error_code ec;
@@ -51,7 +52,9 @@ struct Outcome {
   bool skipped = false;
 };
 
-Outcome run(const CaseSpec& spec) {
+// `keep`: the test file stays for the next case, as in a run; else it is let go after the case,
+// and nothing may be left of it.
+Outcome run(const CaseSpec& spec, bool keep = false) {
   const std::string method = spec.str("method");
   const auto family = make_storage_family();
   const Machine machine = machine_from(collect_inventory({}));
@@ -62,7 +65,10 @@ Outcome run(const CaseSpec& spec) {
   const std::string dir = storage_dir(machine);
   const std::size_t before = leftover_files(dir);
   Outcome o{run_case(*family, spec, machine, 3), false};
-  EXPECT_EQ(leftover_files(dir), before) << "the test file outlived its case";
+  if (!keep) {
+    storage_test_files().release();
+    EXPECT_EQ(leftover_files(dir), before) << "the test file outlived its release";
+  }
   if (!o.m.skipped.empty()) {
     o.skipped = true;
     std::cout << "note: " << spec.id << " skipped: " << o.m.skipped << "\n";
@@ -251,6 +257,41 @@ TEST(StorageGpuRagged, AFileOfRaggedSizeIsReadExactly) {
     if (o.skipped) continue;
     expect_measured_and_verified(o.m, "cold");
   }
+}
+
+// A run's cases of one size read the file the first of them wrote (the same extents, one write),
+// a case of another size replaces it, and letting it go leaves nothing.
+TEST(StorageGpuTestFile, CasesOfOneSizeReadTheFileTheFirstWrote) {
+  PATHBENCH_REQUIRE_GPU();
+  storage_test_files().release();
+  const std::string dir = storage_dir(machine_from(collect_inventory({})));
+  const std::size_t before = leftover_files(dir);
+  const Outcome first = run(queued_case(64 * kMiB, kMiB, 4), true);
+  if (first.skipped) GTEST_SKIP() << "skipped with its reason (printed above)";
+  const Outcome second = run(storage_case("pageable_read", "cold", 64 * kMiB), true);
+  const Outcome other = run(storage_case("mmap", "cold", 32 * kMiB), true);
+  ASSERT_FALSE(second.skipped || other.skipped);
+  expect_measured_and_verified(first.m, "cold");
+  expect_measured_and_verified(second.m, "cold");
+  expect_measured_and_verified(other.m, "cold");
+  const auto file_of = [](const Outcome& o) {
+    const Check* loc = o.m.check("storage_location");
+    EXPECT_NE(loc, nullptr);
+    return loc ? std::make_pair(loc->value.at("file").get<std::string>(),
+                                loc->value.at("file_written_for_this_case").get<bool>())
+               : std::make_pair(std::string(), false);
+  };
+  const auto [first_file, first_wrote] = file_of(first);
+  const auto [second_file, second_wrote] = file_of(second);
+  const auto [other_file, other_wrote] = file_of(other);
+  EXPECT_TRUE(first_wrote);
+  EXPECT_FALSE(second_wrote);
+  EXPECT_EQ(second_file, first_file);
+  EXPECT_TRUE(other_wrote);
+  EXPECT_FALSE(std::filesystem::exists(first_file)) << "replaced, not kept beside the new one";
+  EXPECT_EQ(leftover_files(dir), before + 1);
+  storage_test_files().release();
+  EXPECT_EQ(leftover_files(dir), before);
 }
 
 }  // namespace

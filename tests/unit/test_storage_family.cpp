@@ -297,6 +297,12 @@ TEST(StorageFamily, TheStorageFolderDecidesWhatCanRun) {
   const auto full = storage_location_skip_reason(cold, disk(g + (std::uint64_t{255} << 20)));
   ASSERT_TRUE(full);
   EXPECT_NE(full->find("free"), std::string::npos) << *full;
+  // The test file an earlier case left there is read again or replaced: its bytes count as free.
+  const auto kept = storage_location_skip_reason(cold, disk(std::uint64_t{256} << 20), g);
+  EXPECT_FALSE(kept) << *kept;
+  const auto too_little = storage_location_skip_reason(cold, disk(std::uint64_t{255} << 20), g);
+  ASSERT_TRUE(too_little);
+  EXPECT_NE(too_little->find("free with the kept test file"), std::string::npos) << *too_little;
   EXPECT_EQ(storage_free_margin(std::uint64_t{100} << 30), std::uint64_t{5} << 30);
 }
 
@@ -331,8 +337,14 @@ TEST(StorageFamily, LocationCheckNamesFileSystemAndDevice) {
   nvme.rotational = false;
   nvme.scheduler = "none";
   loc.block_device = nvme;
-  const Check c = storage_location_check(loc);
+  const Check c = storage_location_check(loc, "/mnt/pb/pathbench-storage.abc123", true);
   EXPECT_TRUE(c.passed);
+  EXPECT_NE(c.detail.find("the test file /mnt/pb/pathbench-storage.abc123 was written for this "
+                          "case"),
+            std::string::npos)
+      << c.detail;
+  EXPECT_EQ(c.value.at("file"), "/mnt/pb/pathbench-storage.abc123");
+  EXPECT_EQ(c.value.at("file_written_for_this_case"), true);
   EXPECT_EQ(c.name, "storage_location");
   EXPECT_NE(c.detail.find("xfs"), std::string::npos) << c.detail;
   EXPECT_NE(c.detail.find("/dev/nvme0n1p1"), std::string::npos) << c.detail;
@@ -348,7 +360,10 @@ TEST(StorageFamily, LocationCheckNamesFileSystemAndDevice) {
   // An overlay (a container's root) has no block device: said, and null in the value.
   loc.block_device.reset();
   loc.device_number = "0:50";
-  const Check none = storage_location_check(loc);
+  const Check none = storage_location_check(loc, "/mnt/pb/pathbench-storage.abc123", false);
+  EXPECT_NE(none.detail.find("written for an earlier case of this run and kept"), std::string::npos)
+      << none.detail;
+  EXPECT_EQ(none.value.at("file_written_for_this_case"), false);
   EXPECT_NE(none.detail.find("no block device behind device number 0:50"), std::string::npos)
       << none.detail;
   EXPECT_TRUE(none.value.at("block_device").is_null());
