@@ -49,8 +49,11 @@
 #                      then moves both alike, and the figures compared are medians over rounds;
 #                      with --with-pathbench, even rounds run pathbench before fio at each
 #                      setting (whatever one run leaves the disk then falls on each tool alike),
-#                      and the last line gives each best's drift between rounds ((max - min) /
-#                      median) and says when the gap to fio is within it
+#                      the table's "paired" column is the median over rounds of pathbench's
+#                      best over fio's best at that setting in the same round (seconds apart, so
+#                      the drift between rounds cancels out), a line gives each round's best
+#                      against best, and the last line gives each best's drift between rounds
+#                      ((max - min) / median) and says when the gap to fio is within it
 #   --out FILE         the JSON summary (default ./fio_storage.json), written atomically after
 #                      every round (a run stopped in round N keeps the medians of the rounds
 #                      before it: "rounds" says how many, "rounds_asked" how many were asked for)
@@ -455,10 +458,26 @@ def pathbench_variants(cases):
     return result
 
 
+def round_best(cases):
+    """The highest median of the ok cases (one round of one setting, or of all), or None."""
+    ok = [c["metrics"]["throughput"]["stats"]["median"] for c in cases if c.get("status") == "ok"]
+    return max(ok) if ok else None
+
+
+def paired(pathbench_bests, fio_bests):
+    """Per round, pathbench's best over fio's best of the same round (the two read at most
+    minutes apart, so a disk's drift between rounds cancels out); rounds without a pathbench
+    figure are left out."""
+    return [p / f for p, f in zip(pathbench_bests, fio_bests) if p is not None and f > 0]
+
+
 rows, merged = [], {}
+round_cases = {r: [] for r in range(1, rounds + 1)}  # every setting's cases, per round
+round_fio = {r: 0.0 for r in range(1, rounds + 1)}  # fio's best rate over settings, per round
 for qd in qds.split():
     for bs in bss.split():
         fio_rates, cases = {v: [] for v in variants}, []
+        setting_round_cases = {}
         threads = 0
         for r in range(1, rounds + 1):
             for v in variants:
@@ -473,6 +492,10 @@ for qd in qds.split():
             result = json.load(open(os.path.join(work, f"pathbench-r{r}-qd{qd}-bs{bs}.json")))
             merged.setdefault(r, {**result, "cases": []})["cases"].extend(result.get("cases", []))
             cases.extend(result.get("cases", []))
+            setting_round_cases[r] = result.get("cases", [])
+            round_cases[r].extend(result.get("cases", []))
+        for r in range(1, rounds + 1):
+            round_fio[r] = max(round_fio[r], max(fio_rates[v][r - 1] for v in variants))
         fio = {v: {"gb_per_s": statistics.median(rates), "rounds": rates}
                for v, rates in fio_rates.items()}
         for v in variants:
@@ -495,6 +518,11 @@ for qd in qds.split():
                                     "variant": best,
                                     "staging_memory": each[best]["staging_memory"],
                                     "reader": each[best]["reader"]}
+                pairs = paired([round_best(setting_round_cases[r]) for r in range(1, rounds + 1)],
+                               [max(fio_rates[v][r - 1] for v in variants)
+                                for r in range(1, rounds + 1)])
+                row["pathbench"]["paired_ratios"] = pairs
+                row["pathbench"]["paired_ratio"] = statistics.median(pairs) if pairs else None
             elif cases:
                 row["pathbench"] = {"status": cases[0].get("status"), "id": cases[0]["id"],
                                     "reason": cases[0].get("reason", "")}
@@ -520,12 +548,18 @@ if with_pb:
     widths = {v: max(11, len(v) + 4) for v in variants}
     show = print if final else (lambda *args, **kwargs: None)
     show(f"{'qd':>3} {'bs':>5} " + " ".join(f"{'fio ' + v:>{widths[v]}}" for v in variants)
-          + f" {'pathbench':>10} {'ratio':>6}  variant  (GB/s"
+          + f" {'pathbench':>10} {'ratio':>6}" + (f" {'paired':>6}" if rounds > 1 else "")
+          + "  variant  (GB/s"
           + (f", medians of {rounds} rounds" if rounds > 1 else "")
-          + "; pathbench: its best variant, staging memory/reader; ratio: to fio's best variant)")
+          + "; pathbench: its best variant, staging memory/reader; ratio: to fio's best variant"
+          + ("; paired: the median over rounds of the two bests' ratio within each round"
+             if rounds > 1 else "") + ")")
     for row in rows:
         pb = row["pathbench"]
-        figure = f"{pb['gb_per_s']:10.3f} {pb['ratio']:6.2f}  {pb['variant']}" \
+        pair = ""
+        if rounds > 1 and pb["status"] == "ok":
+            pair = f" {pb['paired_ratio']:6.2f}" if pb["paired_ratio"] is not None else f" {'-':>6}"
+        figure = f"{pb['gb_per_s']:10.3f} {pb['ratio']:6.2f}{pair}  {pb['variant']}" \
             if pb["status"] == "ok" else f"  {pb['status']}: {pb.get('reason', '')}"
         each = " ".join(f"{row['fio'][v]['gb_per_s']:{widths[v]}.3f}" for v in variants)
         show(f"{row['queue_depth']:>3} {row['bs']:>5} {each} {figure}")
@@ -551,8 +585,18 @@ if with_pb:
               f"{best['pathbench_gb_per_s']:.3f} (qd {pb_best['queue_depth']} bs {pb_best['bs']} "
               f"{pb_best['pathbench']['variant']}): ratio {best['ratio']:.2f}")
         # A ratio is only as good as the disk is steady: say how far both bests moved between
-        # rounds, and when the gap to fio is no wider than that.
+        # rounds, and when the gap to fio is no wider than that. Within a round the two tools
+        # read minutes apart at most, so the ratio of each round's bests is spared the drift
+        # between rounds.
         if rounds > 1:
+            pairs = paired([round_best(round_cases[r]) for r in range(1, rounds + 1)],
+                           [round_fio[r] for r in range(1, rounds + 1)])
+            best["round_ratios"] = pairs
+            best["round_ratio"] = statistics.median(pairs) if pairs else None
+            if pairs:
+                show("per round, pathbench's best against fio's best of the same round: "
+                     + ", ".join(f"{x:.2f}" for x in pairs)
+                     + f" (median {best['round_ratio']:.2f})")
             widest = max(best["fio_drift"] or 0, best["pathbench_drift"] or 0)
             gap = abs(1 - best["ratio"])
             show(f"drift between rounds ((max - min) / median): fio's best "

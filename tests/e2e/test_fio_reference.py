@@ -663,7 +663,12 @@ class Measures(unittest.TestCase):
             self.assertEqual(pb["id"], each["pinned/aio"]["id"])
             self.assertAlmostEqual(pb["gb_per_s"], qd * 0.5 + 2)
             self.assertAlmostEqual(pb["ratio"], pb["gb_per_s"] / s["fio_gb_per_s"])
+            # One round: the round's two bests are the medians compared.
+            self.assertEqual(len(pb["paired_ratios"]), 1)
+            self.assertAlmostEqual(pb["paired_ratio"], pb["ratio"])
         best = summary["best"]
+        self.assertNotIn("round_ratios", best)
+        self.assertNotIn("paired", stdout)
         self.assertAlmostEqual(best["pathbench_gb_per_s"], 10.0)  # qd 16, 128 KiB, pinned/aio
         self.assertEqual(best["pathbench_setting"], {"queue_depth": 16, "block_size": 131072,
                                                      "staging_memory": "pinned",
@@ -743,11 +748,39 @@ class Measures(unittest.TestCase):
             self.assertAlmostEqual(pinned["gb_per_s"], s["queue_depth"] * 0.5 + 0.05)
             # THP/threads read qd * 0.5 + 1, then 0.1 more: it moved 0.1 over its median.
             self.assertAlmostEqual(pb["drift"], 0.1 / (s["queue_depth"] * 0.5 + 1.05))
+            # Paired: each round's best over fio's best of that round, then their median.
+            expected = [(s["queue_depth"] * 0.5 + 1 + 0.1 * r) / rounds[r] for r in (0, 1)]
+            self.assertEqual(len(pb["paired_ratios"]), 2)
+            for got, want in zip(pb["paired_ratios"], expected):
+                self.assertAlmostEqual(got, want)
+            self.assertAlmostEqual(pb["paired_ratio"], sum(expected) / 2)
+            bs = s["block_size"]
+            bs_text = f"{bs >> 20}m" if bs % (1 << 20) == 0 else f"{bs >> 10}k"
+            row = [line.split() for line in stdout.splitlines()
+                   if re.match(rf" *{s['queue_depth']} +{bs_text} ", line)]
+            self.assertEqual(len(row), 1, stdout)
+            self.assertEqual(row[0][-2:], [f"{pb['paired_ratio']:.2f}", pb["variant"]])
         for s in summary["settings"]:
             rounds = s["fio"][s["fio_variant"]]["rounds"]
             self.assertAlmostEqual(s["fio_drift"], (max(rounds) - min(rounds)) / (sum(rounds) / 2))
         self.assertIn(", medians of 2 rounds;", stdout)
+        self.assertIn(" ratio paired  variant  (GB/s", stdout)
+        self.assertIn("; paired: the median over rounds of the two bests' ratio within each round)",
+                      stdout)
         best = summary["best"]
+        # Each round's best against best: pathbench's best is qd 16 / 128 KiB THP/threads
+        # (9 GB/s, 9.1 in round 2), fio's its fastest setting of that round.
+        fio_round = [max(s["fio"]["aio/small"]["rounds"][r] for s in summary["settings"])
+                     for r in (0, 1)]
+        want = [(9 + 0.1 * r) / fio_round[r] for r in (0, 1)]
+        self.assertEqual(len(best["round_ratios"]), 2)
+        for got, expected in zip(best["round_ratios"], want):
+            self.assertAlmostEqual(got, expected)
+        self.assertAlmostEqual(best["round_ratio"], sum(want) / 2)
+        self.assertEqual(stdout.splitlines()[-2],
+                         "per round, pathbench's best against fio's best of the same round: "
+                         + ", ".join(f"{x:.2f}" for x in best["round_ratios"])
+                         + f" (median {best['round_ratio']:.2f})")
         fio_best = next(s for s in summary["settings"]
                         if (s["queue_depth"], s["block_size"], s["fio_variant"])
                         == tuple(best["fio_setting"].values()))
