@@ -217,14 +217,16 @@ class StorageBench final : public BlockBench {
 
   Check direct_io_check() const {
     const QueuedReadStats s = reader_->stats();
+    const bool aio = reader_->engine() == ReadEngine::kAio;
     const std::string readers =
-        reader_->engine() == ReadEngine::kAio
-            ? std::string("Linux native AIO: the measuring thread submits and reaps the reads")
+        aio ? std::string("Linux native AIO: the measuring thread submits and reaps the reads")
             : concat(std::to_string(reader_->threads()),
                      " reader threads on the measuring thread's CPUs, a read queued ahead "
                      "for each");
     const double mean_reads = s.passes ? s.reads_seconds / static_cast<double>(s.passes) : 0;
     const double mean_tail = s.passes ? s.tail_seconds / static_cast<double>(s.passes) : 0;
+    const double mean_handover = s.chunks ? s.handover_seconds / static_cast<double>(s.chunks) : 0;
+    const double mean_submit = s.submits ? s.submit_seconds / static_cast<double>(s.submits) : 0;
     Check c{"direct_io", true,
             concat("O_DIRECT open succeeded; ", std::to_string(reader_->slots()),
                    " staging slots of ", format_bytes(r_.slot_bytes()), " (", staging_detail(),
@@ -232,8 +234,7 @@ class StorageBench final : public BlockBench {
                    "queue depth ",
                    std::to_string(r_.queue_depth), " (", readers, "); at most ",
                    std::to_string(s.max_reads_in_pread),
-                   reader_->engine() == ReadEngine::kAio ? " reads were in the kernel at once"
-                                                         : " reads were inside pread at once",
+                   aio ? " reads were in the kernel at once" : " reads were inside pread at once",
                    "; the reader waited for a copy to free a "
                    "slot ",
                    std::to_string(s.slot_waits), " times for ", format_seconds(s.slot_wait_seconds),
@@ -244,7 +245,13 @@ class StorageBench final : public BlockBench {
                    "the copies took ",
                    format_seconds(mean_tail), " more on average (at most ",
                    format_seconds(s.max_tail_seconds), "), against ", format_seconds(mean_reads),
-                   " of reads"),
+                   " of reads; queueing a chunk's copy took ", format_seconds(mean_handover),
+                   " on average",
+                   aio ? concat("; io_submit took ", format_seconds(mean_submit),
+                                " on average (at most ", format_seconds(s.max_submit_seconds),
+                                "): a submission as long as a read means the kernel read "
+                                "synchronously and the queue was one deep")
+                       : std::string()),
             nlohmann::ordered_json::object()};
     c.value["slot_bytes"] = r_.slot_bytes();
     c.value["slots"] = reader_->slots();
@@ -263,6 +270,12 @@ class StorageBench final : public BlockBench {
     c.value["mean_reads_seconds"] = mean_reads;
     c.value["mean_copy_tail_seconds"] = mean_tail;
     c.value["max_copy_tail_seconds"] = s.max_tail_seconds;
+    c.value["mean_handover_seconds"] = mean_handover;
+    if (aio) {
+      c.value["submits"] = s.submits;
+      c.value["mean_submit_seconds"] = mean_submit;
+      c.value["max_submit_seconds"] = s.max_submit_seconds;
+    }
     return c;
   }
 

@@ -230,7 +230,13 @@ void QueuedDirectReader::submit(const Job& job) {
     reading_[job.slot] = job.index;
     in_flight_[job.slot] = NvtxSpan(read_range_name(), "storage", c.read_length);
     try {
+      const SteadyClock::time_point asked = SteadyClock::now();
       aio_->submit_read(fd_, slots_[job.slot].data(), c.read_length, c.offset, job.slot);
+      const double took = seconds_between(asked, SteadyClock::now());
+      std::lock_guard lock(mutex_);
+      ++stats_.submits;
+      stats_.submit_seconds += took;
+      stats_.max_submit_seconds = std::max(stats_.max_submit_seconds, took);
     } catch (const SystemError& e) {  // not queued: it finishes now, with the error
       in_flight_[job.slot].end();
       std::lock_guard lock(mutex_);
@@ -360,11 +366,13 @@ ReadAllTimes QueuedDirectReader::read_all(const OnChunk& on_chunk) {
           continue;
         }
         const FileChunk c = file_chunk(f.index, file_bytes_, chunk_);
+        const SteadyClock::time_point handed = SteadyClock::now();
         std::unique_ptr<Completion> done = on_chunk({c, f.slot, slots_[f.slot].first(c.bytes)});
         ++delivered;
         {
           std::lock_guard lock(mutex_);
           ++stats_.chunks;
+          stats_.handover_seconds += seconds_between(handed, SteadyClock::now());
         }
         if (done) {
           copying.push_back({f.slot, std::move(done)});

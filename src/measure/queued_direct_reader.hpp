@@ -95,6 +95,14 @@ struct QueuedReadStats {
   // before handing a burst over (kAio: exactly; kThreads: more with reads queued ahead), less when
   // slots ran short; over every read_all. Zero before any such hand-over.
   std::uint64_t min_reads_queued_at_handover = 0;
+  // Time read_all's thread spent handing chunks over (in on_chunk: queueing each chunk's copy),
+  // over every chunk: with kAio it reaps and submits nothing meanwhile.
+  double handover_seconds = 0;
+  // kAio: the io_submit calls, their time in all and the longest. A submission that does not
+  // return until its read is done (an AIO path the kernel cannot queue) makes the queue one
+  // deep however many reads it asks for; 0 with kThreads.
+  std::uint64_t submits = 0;
+  double submit_seconds = 0, max_submit_seconds = 0;
   // read_all calls that ended without an error, and their times (ReadAllTimes) summed; the
   // copies' tail also at its worst.
   std::uint64_t passes = 0;

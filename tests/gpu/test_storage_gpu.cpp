@@ -143,6 +143,8 @@ TEST_P(StorageGpu, ASmallFileReachesTheGpuVerified) {
     ASSERT_NE(direct, nullptr);
     EXPECT_EQ(direct->value.at("queue_depth"), 1u);
     EXPECT_EQ(direct->value.at("reader_threads"), 1u);  // depth 1: one reader thread
+    EXPECT_FALSE(direct->value.contains("submits")) << "no io_submit without AIO";
+    EXPECT_GT(direct->value.at("mean_handover_seconds").get<double>(), 0.0);
     EXPECT_LE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(), 1u);
   }
 }
@@ -218,6 +220,13 @@ TEST(StorageGpuReader, AioReadsReassembleTheFileWithoutReaderThreads) {
     EXPECT_LE(direct->value.at("max_reads_in_pread").get<std::uint64_t>(),
               static_cast<std::uint64_t>(depth));
     EXPECT_GE(direct->value.at("chunks_read").get<std::uint64_t>(), 41u * 3);
+    // Every read was one timed io_submit; queueing the copies took some time too.
+    EXPECT_EQ(direct->value.at("submits"), direct->value.at("chunks_read"));
+    EXPECT_GT(direct->value.at("mean_submit_seconds").get<double>(), 0.0);
+    EXPECT_GE(direct->value.at("max_submit_seconds").get<double>(),
+              direct->value.at("mean_submit_seconds").get<double>());
+    EXPECT_GT(direct->value.at("mean_handover_seconds").get<double>(), 0.0);
+    EXPECT_NE(direct->detail.find("io_submit took "), std::string::npos) << direct->detail;
   }
 }
 

@@ -277,6 +277,45 @@ TEST(QueuedDirectReader, StatsSayHowLongTheReaderWaitedForCopiesAndWhatTheCopies
   EXPECT_DOUBLE_EQ(s.reads_seconds, t.reads_seconds);
 }
 
+// The time spent handing chunks over is each on_chunk call's, summed (lower bound: a sleep lasts
+// at least its time); with AIO every read is one timed io_submit, with threads there is none.
+class HandoverAndSubmitTimes : public ::testing::TestWithParam<ReadEngine> {};
+
+TEST_P(HandoverAndSubmitTimes, AreMeasuredPerChunkAndPerSubmission) {
+  const ReadEngine engine = GetParam();
+  const std::uint64_t depth = 4, chunks = 16, bytes = chunks * kChunk;
+  DirectFile f(bytes);
+  REQUIRE_DIRECT(f);
+  const Slots slots(staging_slot_count(depth, bytes, kChunk, engine), kChunk);
+  QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(), engine);
+  constexpr auto kHandover = std::chrono::milliseconds(1);
+  reader.read_all([&](const StagedChunk&) -> std::unique_ptr<Completion> {
+    std::this_thread::sleep_for(kHandover);
+    return nullptr;
+  });
+  const QueuedReadStats s = reader.stats();
+  EXPECT_EQ(s.chunks, chunks);
+  EXPECT_GE(s.handover_seconds,
+            static_cast<double>(chunks) * std::chrono::duration<double>(kHandover).count());
+  if (engine == ReadEngine::kAio) {
+    EXPECT_EQ(s.submits, chunks);
+    EXPECT_GT(s.submit_seconds, 0.0);
+    EXPECT_GT(s.max_submit_seconds, 0.0);
+    EXPECT_LE(s.max_submit_seconds, s.submit_seconds);
+    EXPECT_GE(s.max_submit_seconds, s.submit_seconds / static_cast<double>(s.submits));
+  } else {
+    EXPECT_EQ(s.submits, 0u);
+    EXPECT_EQ(s.submit_seconds, 0.0);
+    EXPECT_EQ(s.max_submit_seconds, 0.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, HandoverAndSubmitTimes,
+                         ::testing::Values(ReadEngine::kThreads, ReadEngine::kAio),
+                         [](const ::testing::TestParamInfo<ReadEngine>& info) {
+                           return std::string(info.param == ReadEngine::kAio ? "aio" : "threads");
+                         });
+
 class QueueDepthErrors : public ::testing::TestWithParam<DepthAndEngine> {};
 
 // The file loses its second half after the reader was made for its full length: the reads past
