@@ -4,10 +4,10 @@
 // one that wrote it, as fio reads one file at every setting:
 // - every case reads the same extents of the disk, so two cases (pinned against hugetlb slots,
 //   threads against AIO) differ by what they do, not by where their files happened to land;
-// - a run of many cases does not write a file per case (a scenario of 48 cases of 1 GiB wrote
-//   48 GiB to the drive being measured, a fleet's model-store NVMe among them), and no read
-//   starts right behind a large write whose write-back may still be going on below the file
-//   system (a VM's host cache).
+// - a run of many cases does not write a file per case (scenarios/storage.json's 44 cases wrote
+//   39 GiB to the drive being measured, a fleet's model-store NVMe among them; now about 5), and
+//   no read starts right behind a large write whose write-back may still be going on below the
+//   file system (a VM's host cache).
 // One file is kept at a time: a case of another size (or seed, or folder) removes it and writes
 // its own, so the disk holds no more than it did with a file per case.
 
