@@ -494,8 +494,9 @@ for qd in qds.split():
             cases.extend(result.get("cases", []))
             setting_round_cases[r] = result.get("cases", [])
             round_cases[r].extend(result.get("cases", []))
+        fio_round_best = [max(fio_rates[v][r - 1] for v in variants) for r in range(1, rounds + 1)]
         for r in range(1, rounds + 1):
-            round_fio[r] = max(round_fio[r], max(fio_rates[v][r - 1] for v in variants))
+            round_fio[r] = max(round_fio[r], fio_round_best[r - 1])
         fio = {v: {"gb_per_s": statistics.median(rates), "rounds": rates}
                for v, rates in fio_rates.items()}
         for v in variants:
@@ -519,8 +520,7 @@ for qd in qds.split():
                                     "staging_memory": each[best]["staging_memory"],
                                     "reader": each[best]["reader"]}
                 pairs = paired([round_best(setting_round_cases[r]) for r in range(1, rounds + 1)],
-                               [max(fio_rates[v][r - 1] for v in variants)
-                                for r in range(1, rounds + 1)])
+                               fio_round_best)
                 row["pathbench"]["paired_ratios"] = pairs
                 row["pathbench"]["paired_ratio"] = statistics.median(pairs) if pairs else None
             elif cases:

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "measure/pattern_file.hpp"
@@ -48,8 +49,14 @@ class PatternFileKeeper {
  private:
   std::shared_ptr<const PatternFile> kept_;
   std::string dir_;  // as asked for: the run's storage folder, the same string for every case
-  // The kept file's identity when written: a file put in its place is not taken for it.
-  std::uint64_t device_ = 0, inode_ = 0;
+  // What the kept file was when written: one removed, truncated or put in its place (another
+  // inode) is not taken for it.
+  struct FileId {
+    std::uint64_t device = 0, inode = 0, bytes = 0;
+    bool operator==(const FileId&) const = default;
+  };
+  static std::optional<FileId> id_of(const std::string& path);  // nothing when stat fails
+  FileId written_;
 };
 
 }  // namespace pathbench

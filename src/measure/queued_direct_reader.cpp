@@ -223,24 +223,22 @@ void QueuedDirectReader::work() {
 void QueuedDirectReader::submit(const Job& job) {
   if (aio_) {
     const FileChunk c = file_chunk(job.index, file_bytes_, chunk_);
-    {
-      std::lock_guard lock(mutex_);
-      stats_.max_reads_in_pread = std::max(stats_.max_reads_in_pread, ++in_pread_);
-    }
     reading_[job.slot] = job.index;
     in_flight_[job.slot] = NvtxSpan(read_range_name(), "storage", c.read_length);
     try {
       const SteadyClock::time_point asked = SteadyClock::now();
       aio_->submit_read(fd_, slots_[job.slot].data(), c.read_length, c.offset, job.slot);
       const double took = seconds_between(asked, SteadyClock::now());
+      // Counted in the kernel once submitted: only this thread reaps, so no read can be reaped
+      // before it is counted.
       std::lock_guard lock(mutex_);
+      stats_.max_reads_in_pread = std::max(stats_.max_reads_in_pread, ++in_pread_);
       ++stats_.submits;
       stats_.submit_seconds += took;
       stats_.max_submit_seconds = std::max(stats_.max_submit_seconds, took);
     } catch (const SystemError& e) {  // not queued: it finishes now, with the error
       in_flight_[job.slot].end();
       std::lock_guard lock(mutex_);
-      --in_pread_;
       finished_.push_back({job.index, job.slot,
                            std::make_exception_ptr(
                                CaseFailure(read_of(file_, c.bytes, c.offset) + ": " + e.what()))});
