@@ -191,30 +191,28 @@ void QueuedDirectReader::read_chunk(const Job& job) {
 
 QueuedDirectReader::Finished QueuedDirectReader::run_job(const Job& job) noexcept {
   Finished f{job.index, job.slot, nullptr};
-  {
-    std::lock_guard lock(mutex_);
-    stats_.max_reads_in_pread = std::max(stats_.max_reads_in_pread, ++in_pread_);
-  }
   try {
     read_chunk(job);
   } catch (...) {
     f.error = std::current_exception();
   }
-  std::lock_guard lock(mutex_);
-  --in_pread_;
   return f;
 }
 
 void QueuedDirectReader::work() {
+  // Two locks per read, the fewest there can be: one to take the job (counted in the kernel from
+  // then on), one to hand the read back (counted out).
   std::unique_lock lock(mutex_);
   while (true) {
     job_ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
     if (jobs_.empty()) return;  // stopping, nothing left
     const Job job = jobs_.front();
     jobs_.pop_front();
+    stats_.max_reads_in_pread = std::max(stats_.max_reads_in_pread, ++in_pread_);
     lock.unlock();
     Finished f = run_job(job);
     lock.lock();
+    --in_pread_;
     finished_.push_back(std::move(f));  // within its reserve: no allocation
     read_finished_.notify_one();
   }
