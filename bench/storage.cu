@@ -31,6 +31,7 @@
 #include "placement/direct_io.hpp"
 #include "placement/file_handle.hpp"
 #include "placement/page_cache.hpp"
+#include "placement/physical_runs.hpp"
 #include "placement/thread_placement.hpp"
 
 namespace pathbench {
@@ -194,6 +195,9 @@ class StorageBench final : public BlockBench {
       }
       slots.emplace_back(slot, length);
     }
+    // Once, before the reads: the slots are pinned, so their frames do not move.
+    const std::vector<std::span<const std::byte>> ranges(slots.begin(), slots.end());
+    slot_runs_ = summarize_physical_runs(ranges);
     reader_ = std::make_unique<QueuedDirectReader>(direct_fd_.get(), path(), r_.bytes, r_.chunk,
                                                    r_.queue_depth, std::move(slots), r_.reader);
   }
@@ -227,35 +231,47 @@ class StorageBench final : public BlockBench {
     const double mean_tail = s.passes ? s.tail_seconds / static_cast<double>(s.passes) : 0;
     const double mean_handover = s.chunks ? s.handover_seconds / static_cast<double>(s.chunks) : 0;
     const double mean_submit = s.submits ? s.submit_seconds / static_cast<double>(s.submits) : 0;
-    Check c{"direct_io", true,
-            concat("O_DIRECT open succeeded; ", std::to_string(reader_->slots()),
-                   " staging slots of ", format_bytes(r_.slot_bytes()), " (", staging_detail(),
-                   "), 4096-aligned; chunk offsets and lengths rounded to 4096; "
-                   "queue depth ",
-                   std::to_string(r_.queue_depth), " (", readers, "); at most ",
-                   std::to_string(s.max_reads_in_pread),
-                   aio ? " reads were in the kernel at once" : " reads were inside pread at once",
-                   "; the reader waited for a copy to free a "
-                   "slot ",
-                   std::to_string(s.slot_waits), " times for ", format_seconds(s.slot_wait_seconds),
-                   " in all (at most ", std::to_string(s.max_reads_per_wakeup),
-                   " reads arrived at once, and at least ",
-                   std::to_string(s.min_reads_queued_at_handover),
-                   " were queued whenever a chunk was handed over); after the last read of a pass "
-                   "the copies took ",
-                   format_seconds(mean_tail), " more on average (at most ",
-                   format_seconds(s.max_tail_seconds), "), against ", format_seconds(mean_reads),
-                   " of reads; queueing a chunk's copy took ", format_seconds(mean_handover),
-                   " on average",
-                   aio ? concat("; io_submit took ", format_seconds(mean_submit),
-                                " on average (at most ", format_seconds(s.max_submit_seconds),
-                                "): a submission as long as a read means the kernel read "
-                                "synchronously and the queue was one deep")
-                       : std::string()),
-            nlohmann::ordered_json::object()};
+    const std::string layout = describe_slot_runs(
+        slot_runs_, location_.block_device ? location_.block_device->max_segments : std::nullopt);
+    Check c{
+        "direct_io", true,
+        concat("O_DIRECT open succeeded; ", std::to_string(reader_->slots()), " staging slots of ",
+               format_bytes(r_.slot_bytes()), " (", staging_detail(), "), 4096-aligned; ", layout,
+               "; chunk offsets and lengths rounded to 4096; "
+               "queue depth ",
+               std::to_string(r_.queue_depth), " (", readers, "); at most ",
+               std::to_string(s.max_reads_in_pread),
+               aio ? " reads were in the kernel at once" : " reads were inside pread at once",
+               "; the reader waited for a copy to free a "
+               "slot ",
+               std::to_string(s.slot_waits), " times for ", format_seconds(s.slot_wait_seconds),
+               " in all (at most ", std::to_string(s.max_reads_per_wakeup),
+               " reads arrived at once, and at least ",
+               std::to_string(s.min_reads_queued_at_handover),
+               " were queued whenever a chunk was handed over); after the last read of a pass "
+               "the copies took ",
+               format_seconds(mean_tail), " more on average (at most ",
+               format_seconds(s.max_tail_seconds), "), against ", format_seconds(mean_reads),
+               " of reads; queueing a chunk's copy took ", format_seconds(mean_handover),
+               " on average",
+               aio ? concat("; io_submit took ", format_seconds(mean_submit),
+                            " on average (at most ", format_seconds(s.max_submit_seconds),
+                            "): a submission as long as a read means the kernel read "
+                            "synchronously and the queue was one deep")
+                   : std::string()),
+        nlohmann::ordered_json::object()};
     c.value["slot_bytes"] = r_.slot_bytes();
     c.value["slots"] = reader_->slots();
     c.value["staging_memory"] = r_.staging_name;
+    // Runs of physically contiguous pages per slot; null where pagemap hides frame numbers.
+    c.value["slot_page_runs_min"] = nullptr;
+    c.value["slot_page_runs_median"] = nullptr;
+    c.value["slot_page_runs_max"] = nullptr;
+    if (slot_runs_) {
+      c.value["slot_page_runs_min"] = slot_runs_->min_runs;
+      c.value["slot_page_runs_median"] = slot_runs_->median_runs;
+      c.value["slot_page_runs_max"] = slot_runs_->max_runs;
+    }
     c.value["queue_depth"] = r_.queue_depth;
     c.value["reader"] = r_.reader_name;
     c.value["reader_threads"] = reader_->threads();
@@ -370,12 +386,13 @@ class StorageBench final : public BlockBench {
   PatternFileKeeper::Lease file_;  // this size's file: written now, or kept from an earlier case
   UniqueFd cache_fd_;              // buffered: pageable and mmap reads, page-cache control, mincore
   UniqueFd direct_fd_;             // O_DIRECT: odirect_pinned, cufile
-  std::unique_ptr<std::byte[]> image_;          // the destination copied back, for verification
-  std::unique_ptr<std::byte[]> pageable_;       // pageable_read's buffer
-  std::vector<PinnedHostMemory> pinned_;        // odirect_pinned's slots, staging_memory=pinned
-  PlacedHostMemory registered_;                 // or one registered region holding them all
-  std::vector<Event> copied_;                   // per slot: recorded behind its latest copy
-  std::unique_ptr<QueuedDirectReader> reader_;  // after its fd and slots: joined before they go
+  std::unique_ptr<std::byte[]> image_;            // the destination copied back, for verification
+  std::unique_ptr<std::byte[]> pageable_;         // pageable_read's buffer
+  std::vector<PinnedHostMemory> pinned_;          // odirect_pinned's slots, staging_memory=pinned
+  PlacedHostMemory registered_;                   // or one registered region holding them all
+  std::vector<Event> copied_;                     // per slot: recorded behind its latest copy
+  std::optional<PhysicalRunsSummary> slot_runs_;  // the slots' physical layout, when readable
+  std::unique_ptr<QueuedDirectReader> reader_;    // after its fd and slots: joined before they go
   std::unique_ptr<CufileFile> handle_;
   std::unique_ptr<CufileBuffer> buffer_;
   std::vector<double> fractions_;  // resident fraction before every timed block

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -162,6 +163,34 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple<std::string, std::string>{"cufile", "warm"}),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
+// The direct_io check's physical layout of the slots: null where pagemap hides frame numbers
+// (not CAP_SYS_ADMIN), else 1 <= min <= median <= max <= the slot's pages, and `max_runs` where
+// the memory guarantees it (a 1 MiB slot inside one 2 MiB hugetlb page is one run).
+void expect_slot_runs(const Check& direct, std::uint64_t slot_pages,
+                      std::optional<std::uint64_t> max_runs = std::nullopt) {
+  const auto& v = direct.value;
+  ASSERT_TRUE(v.contains("slot_page_runs_min") && v.contains("slot_page_runs_median") &&
+              v.contains("slot_page_runs_max"));
+  if (v.at("slot_page_runs_min").is_null()) {
+    EXPECT_TRUE(v.at("slot_page_runs_max").is_null());
+    EXPECT_NE(direct.detail.find("physical layout is unknown"), std::string::npos) << direct.detail;
+    std::cout << "note: the slots' frame numbers are hidden from this process\n";
+    return;
+  }
+  const auto lo = v.at("slot_page_runs_min").get<std::uint64_t>();
+  const auto mid = v.at("slot_page_runs_median").get<std::uint64_t>();
+  const auto hi = v.at("slot_page_runs_max").get<std::uint64_t>();
+  EXPECT_GE(lo, 1u);
+  EXPECT_LE(lo, mid);
+  EXPECT_LE(mid, hi);
+  EXPECT_LE(hi, slot_pages);
+  if (max_runs) {
+    EXPECT_LE(hi, *max_runs) << direct.detail;
+  }
+  EXPECT_NE(direct.detail.find("runs of physically contiguous memory per slot"), std::string::npos)
+      << direct.detail;
+}
+
 // Several reads in flight, each chunk copied from its slot as it arrives (in any order): the
 // destination is still exact, with a ragged end, and the direct_io check says how deep the queue
 // went. 1 MiB reads at depth 4 and 16 of a file of 40 chunks and a piece.
@@ -191,6 +220,8 @@ TEST(StorageGpuQueueDepth, ReadsInFlightReassembleTheFileInGpuMemory) {
               static_cast<std::uint64_t>(depth));
     // Warm-up and probe blocks read the file too: at least one file per sample.
     EXPECT_GE(direct->value.at("chunks_read").get<std::uint64_t>(), 41u * 3);
+    expect_slot_runs(*direct,
+                     static_cast<std::uint64_t>(kMiB / 4096));  // cudaHostAlloc'd: any layout
   }
 }
 
@@ -254,6 +285,10 @@ TEST(StorageGpuStagingMemory, RegisteredSlotsOfEveryPageTypeCarryTheFile) {
     const Check* direct = o.m.check("direct_io");
     ASSERT_NE(direct, nullptr);
     EXPECT_EQ(direct->value.at("slots"), 12u) << staging;  // 3 x queue depth 4 (threads)
+    std::cout << "note: " << staging << ": " << direct->detail << "\n";
+    const bool hugetlb = std::string(staging) == "registered-hugetlb";
+    expect_slot_runs(*direct, static_cast<std::uint64_t>(kMiB / 4096),
+                     hugetlb ? std::optional<std::uint64_t>(1) : std::nullopt);
   }
 }
 
