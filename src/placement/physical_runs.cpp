@@ -16,6 +16,27 @@ constexpr std::uint64_t kPageBytes = 4096;
 constexpr std::uint64_t kPresent = std::uint64_t{1} << 63;
 constexpr std::uint64_t kFrameMask = (std::uint64_t{1} << 55) - 1;  // bits 0-54
 
+UniqueFd open_pagemap() { return UniqueFd(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)); }
+
+// The entries of the pages [address, address + bytes) touches, read from the open `pagemap`.
+std::optional<std::vector<std::uint64_t>> read_pagemap_entries(int pagemap, const void* address,
+                                                               std::uint64_t bytes) {
+  const auto start = reinterpret_cast<std::uintptr_t>(address);
+  const std::uint64_t first = start / kPageBytes;
+  const std::uint64_t end = bytes == 0 ? first : (start + bytes + kPageBytes - 1) / kPageBytes;
+  std::vector<std::uint64_t> entries(end - first);
+  auto* out = reinterpret_cast<char*>(entries.data());
+  const std::uint64_t want = entries.size() * sizeof(std::uint64_t);
+  for (std::uint64_t got = 0; got < want;) {
+    const ssize_t n = ::pread(pagemap, out + got, want - got,
+                              static_cast<off_t>(first * sizeof(std::uint64_t) + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    got += static_cast<std::uint64_t>(n);
+  }
+  return entries;
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> count_physical_runs(std::span<const std::uint64_t> entries) {
@@ -30,23 +51,9 @@ std::optional<std::uint64_t> count_physical_runs(std::span<const std::uint64_t> 
 }
 
 std::optional<std::vector<std::uint64_t>> read_pagemap(const void* address, std::uint64_t bytes) {
-  const auto start = reinterpret_cast<std::uintptr_t>(address);
-  const std::uint64_t first = start / kPageBytes;
-  const std::uint64_t end = bytes == 0 ? first : (start + bytes + kPageBytes - 1) / kPageBytes;
-  std::vector<std::uint64_t> entries(end - first);
-  if (entries.empty()) return entries;
-  const UniqueFd fd(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return std::nullopt;
-  auto* out = reinterpret_cast<char*>(entries.data());
-  const std::uint64_t want = entries.size() * sizeof(std::uint64_t);
-  for (std::uint64_t got = 0; got < want;) {
-    const ssize_t n = ::pread(fd.get(), out + got, want - got,
-                              static_cast<off_t>(first * sizeof(std::uint64_t) + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    got += static_cast<std::uint64_t>(n);
-  }
-  return entries;
+  const UniqueFd pagemap = open_pagemap();
+  if (!pagemap.valid()) return std::nullopt;
+  return read_pagemap_entries(pagemap.get(), address, bytes);
 }
 
 std::optional<PhysicalRunsSummary> summarize_physical_runs(
@@ -54,8 +61,11 @@ std::optional<PhysicalRunsSummary> summarize_physical_runs(
   std::vector<std::uint64_t> runs;
   runs.reserve(ranges.size());
   PhysicalRunsSummary s;
+  const UniqueFd pagemap = open_pagemap();  // once for every range
+  if (!pagemap.valid()) return std::nullopt;
   for (const std::span<const std::byte>& r : ranges) {
-    const std::optional<std::vector<std::uint64_t>> entries = read_pagemap(r.data(), r.size());
+    const std::optional<std::vector<std::uint64_t>> entries =
+        read_pagemap_entries(pagemap.get(), r.data(), r.size());
     if (!entries) return std::nullopt;
     const std::optional<std::uint64_t> n = count_physical_runs(*entries);
     if (!n) return std::nullopt;
