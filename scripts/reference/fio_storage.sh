@@ -90,7 +90,12 @@
 # (GB = 1e9 bytes): fio's read bandwidth over all loops, X its best variant's; with
 # --with-pathbench "  pathbench GB/s Y (pinned/threads P, pinned/aio Q, registered-4k/threads R,
 # ...)" under it: each variant's median (staging memory/reader), Y the best (a case that did not
-# run: "registered-hugetlb/aio skipped").
+# run: "registered-hugetlb/aio skipped"). A variant whose staging slots lay in more than one run
+# of physically contiguous pages (the median over its slots, direct_io's slot_page_runs_median;
+# known when pathbench runs as root) gets "[N runs per slot]": a read into such a slot gathers one
+# segment per run, which a disk of few segments per request (virtio's, NVMe's max_segments)
+# splits. `pinned` slots lie in whatever pages the driver hands out: many runs when a case freed
+# pinned slots just before (the README's staging memory paragraph).
 # A file of fewer than QD blocks is read by one thread per block in the threads model.
 # Environment: FIO (default fio), PATHBENCH (default build/release/pathbench), PYTHON (default
 # python3, which reads fio's and pathbench's JSON).
@@ -404,7 +409,7 @@ PYTHONPATH="$root/scripts/reference" "$python" - "$work" "$out" "$dir" "$fs_type
   "${models[*]}" "${buffers[*]}" "$buffers_skipped" "$pb_repetitions" "${staging_memories[*]}" \
   "$scenario" "${readers[*]}" <<'EOF'
 import json, os, statistics, sys, tempfile
-from pathbench_variants import rank, variant
+from pathbench_variants import rank, slot_page_runs, variant
 (work, out, folder, fs_type, size, engine, loops, rounds, rounds_asked, final, with_pb,
  version, qds,
  bss, models, buffers, buffers_skipped, pb_repetitions, memories, scenario, readers) = sys.argv[1:]
@@ -436,7 +441,8 @@ def percent(x):
 
 def pathbench_variants(cases):
     """Per variant (staging memory/reader, in pathbench_variants.rank's order): the
-    median over rounds of its ok cases' medians, or the status and reason of its first case
+    median over rounds of its ok cases' medians, with each round's median runs of physically
+    contiguous pages per slot (None where unknown), or the status and reason of its first case
     where none was ok."""
     grouped = {}
     for c in cases:
@@ -449,7 +455,8 @@ def pathbench_variants(cases):
             medians = [c["metrics"]["throughput"]["stats"]["median"] for c in ok]
             result[name] = {"status": "ok", "id": ok[0]["id"], "staging_memory": memory,
                             "reader": reader, "gb_per_s": statistics.median(medians),
-                            "rounds": medians}
+                            "rounds": medians,
+                            "slot_page_runs": [slot_page_runs(c) for c in ok]}
         else:
             first = grouped[name][0]
             result[name] = {"status": first.get("status"), "id": first.get("id"),
@@ -683,7 +690,7 @@ read_with_pathbench() {  # read_with_pathbench PB QD CHUNK
 pathbench_line() {  # pathbench_line PB
   PYTHONPATH="$root/scripts/reference" "$python" - "$1" <<'EOF'
 import json, sys
-from pathbench_variants import rank, variant
+from pathbench_variants import rank, slot_page_runs, variant, with_runs
 cases = json.load(open(sys.argv[1])).get("cases", [])
 by_variant = {}  # staging memory/reader -> its case (an ok one where there are several)
 for c in cases:
@@ -693,8 +700,8 @@ order = sorted(by_variant, key=rank)
 rates = {v: by_variant[v]["metrics"]["throughput"]["stats"]["median"]
          for v in order if by_variant[v].get("status") == "ok"}
 if rates:
-    each = ", ".join(f"{v} {rates[v]:.3f}" if v in rates else f"{v} {by_variant[v].get('status')}"
-                     for v in order)
+    each = ", ".join(with_runs(v, f"{rates[v]:.3f}", slot_page_runs(by_variant[v])) if v in rates
+                     else f"{v} {by_variant[v].get('status')}" for v in order)
     print(f"  pathbench GB/s {max(rates.values()):.3f} ({each})")
 else:  # each status and reason once (the variants of a GPU-less node skip alike)
     said = [f"{c.get('status')}: {c.get('reason', '')}" for c in cases]

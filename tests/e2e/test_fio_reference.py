@@ -483,8 +483,9 @@ class Measures(unittest.TestCase):
         reader from its axes), with known medians: pinned/threads qd * 0.5 GB/s (+ 0.1 in the
         second round), registered-4k/threads half of it, registered-thp/threads pinned + 1; the
         aio reader 2 more than threads for pinned, 0.5 more for the registered memories (so
-        pinned/aio is the best); registered-hugetlb skipped; at qd 16 / 1 MiB all but hugetlb
-        failed. With bare_defaults the params leave out staging_memory where it is pinned and
+        pinned/aio is the best); slots in 256 runs of contiguous pages for pinned/aio, 16 for
+        registered-4k, 1 for registered-thp, unknown for pinned/threads; registered-hugetlb
+        skipped; at qd 16 / 1 MiB all but hugetlb failed. With bare_defaults the params leave out staging_memory where it is pinned and
         reader where it is threads (the ids keep them). Each call's arguments and the scenario
         it was given are logged (a JSON object a line), with fio's results already written beside
         its --out, so the test sees the order of the fio and pathbench runs, the scenario, the
@@ -534,8 +535,14 @@ class Measures(unittest.TestCase):
                               "registered-thp": pinned + 1}[memory]
                     if reader == "aio":
                         median += 2 if memory == "pinned" else 0.5
+                    # The slots' median runs of contiguous pages: unknown (null, not root)
+                    # for pinned/threads, one for THP; a check of another name is not read.
+                    runs = {"pinned": None if reader == "threads" else 256,
+                            "registered-4k": 16, "registered-thp": 1}[memory]
                     case.update(status="ok", reason="", metrics={
-                        "throughput": {"stats": {"median": median}}})
+                        "throughput": {"stats": {"median": median}}}, checks=[
+                            {"name": "timing", "value": {"slot_page_runs_median": 99}},
+                            {"name": "direct_io", "value": {"slot_page_runs_median": runs}}])
                 cases.append(case)
             json.dump({"schema": "pathbench.result/v1", "cases": cases}, open(out, "w"))
             sys.exit(2 if any(c["status"] == "failed" for c in cases) else 0)
@@ -575,15 +582,17 @@ class Measures(unittest.TestCase):
         lines = stdout.splitlines()
         first = lines.index(next(line for line in lines if line.startswith("qd   2 bs   64k")))
         self.assertEqual(lines[first + 1], "  pathbench GB/s 3.000 (pinned/threads 1.000, "
-                         "pinned/aio 3.000, registered-thp/threads 2.000, "
+                         "pinned/aio 3.000 [256 runs per slot], registered-thp/threads 2.000, "
                          "registered-thp/aio 2.500)")
         [s] = summary["settings"]
         each = s["pathbench_variants"]
         self.assertEqual(list(each), ["pinned/threads", "pinned/aio", "registered-thp/threads",
                                       "registered-thp/aio"])
-        for name, median in (("pinned/threads", 1.0), ("pinned/aio", 3.0),
-                             ("registered-thp/threads", 2.0), ("registered-thp/aio", 2.5)):
+        for name, median, runs in (("pinned/threads", 1.0, None), ("pinned/aio", 3.0, 256),
+                                   ("registered-thp/threads", 2.0, 1),
+                                   ("registered-thp/aio", 2.5, 1)):
             memory, reader = name.split("/")
+            self.assertEqual(each[name]["slot_page_runs"], [runs], name)
             self.assertEqual(each[name]["staging_memory"], memory)
             self.assertEqual(each[name]["reader"], reader)
             self.assertAlmostEqual(each[name]["gb_per_s"], median, msg=name)
@@ -624,8 +633,9 @@ class Measures(unittest.TestCase):
         lines = stdout.splitlines()
         first = lines.index(next(line for line in lines if line.startswith("qd   1 bs  128k")))
         self.assertEqual(lines[first + 1], "  pathbench GB/s 2.500 (pinned/threads 0.500, "
-                         "pinned/aio 2.500, registered-4k/threads 0.250, registered-4k/aio "
-                         "0.750, registered-thp/threads 1.500, registered-thp/aio 2.000, "
+                         "pinned/aio 2.500 [256 runs per slot], registered-4k/threads 0.250 "
+                         "[16 runs per slot], registered-4k/aio 0.750 [16 runs per slot], "
+                         "registered-thp/threads 1.500, registered-thp/aio 2.000, "
                          "registered-hugetlb/threads skipped, registered-hugetlb/aio skipped)")
         last = lines.index(next(line for line in lines if line.startswith("qd  16 bs    1m")))
         self.assertEqual(lines[last + 1], "  pathbench failed: copy_pattern: byte 7 differs; "
@@ -644,13 +654,15 @@ class Measures(unittest.TestCase):
                 for name in VARIANTS[:6]:
                     self.assertEqual(each[name]["status"], "failed", name)
                 continue
-            for name, median in (("pinned/threads", qd * 0.5), ("pinned/aio", qd * 0.5 + 2),
-                                 ("registered-4k/threads", qd * 0.25),
-                                 ("registered-4k/aio", qd * 0.25 + 0.5),
-                                 ("registered-thp/threads", qd * 0.5 + 1),
-                                 ("registered-thp/aio", qd * 0.5 + 1.5)):
+            for name, median, runs in (("pinned/threads", qd * 0.5, None),
+                                       ("pinned/aio", qd * 0.5 + 2, 256),
+                                       ("registered-4k/threads", qd * 0.25, 16),
+                                       ("registered-4k/aio", qd * 0.25 + 0.5, 16),
+                                       ("registered-thp/threads", qd * 0.5 + 1, 1),
+                                       ("registered-thp/aio", qd * 0.5 + 1.5, 1)):
                 memory, reader = name.split("/")
                 self.assertEqual(each[name]["status"], "ok", name)
+                self.assertEqual(each[name]["slot_page_runs"], [runs], name)
                 self.assertEqual((each[name]["staging_memory"], each[name]["reader"]),
                                  (memory, reader))
                 self.assertAlmostEqual(each[name]["gb_per_s"], median, msg=name)
