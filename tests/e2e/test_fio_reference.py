@@ -485,11 +485,11 @@ class Measures(unittest.TestCase):
         aio reader 2 more than threads for pinned, 0.5 more for the registered memories (so
         pinned/aio is the best); slots in 256 runs of contiguous pages for pinned/aio, 16 for
         registered-4k, 1 for registered-thp, unknown for pinned/threads; registered-hugetlb
-        skipped; at qd 16 / 1 MiB all but hugetlb failed. With bare_defaults the params leave out staging_memory where it is pinned and
-        reader where it is threads (the ids keep them). Each call's arguments and the scenario
-        it was given are logged (a JSON object a line), with fio's results already written beside
-        its --out, so the test sees the order of the fio and pathbench runs, the scenario, the
-        filter and the options."""
+        skipped; at qd 16 / 1 MiB all but hugetlb failed. With bare_defaults the params leave out
+        staging_memory where it is pinned and reader where it is threads (the ids keep them).
+        Each call's arguments and the scenario it was given are logged (a JSON object a line),
+        with fio's results already written beside its --out, so the test sees the order of the
+        fio and pathbench runs, the scenario, the filter and the options."""
         fake = Path(self.tmp.name) / "fake-pathbench"
         self.calls = Path(self.tmp.name) / "calls.log"
         fake.write_text(textwrap.dedent("""\
