@@ -49,6 +49,41 @@ std::size_t thread_count() {
   return n;
 }
 
+// join() returns once the thread has cleared its tid, which the kernel does a moment before it
+// removes the thread's task from /proc/self/task; on a loaded machine that moment can be long
+// enough for a count taken right after join() to still include the thread. So the counts around
+// a reader's lifetime wait, for a bounded time, for the tasks of threads already joined to go.
+constexpr auto kTaskRelease = std::chrono::seconds(2);
+
+// The count once it has held still for 20 ms (a task of a thread joined earlier has gone).
+std::size_t settled_thread_count() {
+  const auto deadline = std::chrono::steady_clock::now() + kTaskRelease;
+  std::size_t n = thread_count();
+  auto since = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const std::size_t now = thread_count();
+    if (now != n) {
+      n = now;
+      since = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - since >= std::chrono::milliseconds(20)) {
+      break;
+    }
+  }
+  return n;
+}
+
+// The count once it is `expected`, or the count at the deadline: a thread never joined stays.
+std::size_t thread_count_after_joins(std::size_t expected) {
+  const auto deadline = std::chrono::steady_clock::now() + kTaskRelease;
+  std::size_t n = thread_count();
+  while (n != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = thread_count();
+  }
+  return n;
+}
+
 // A pattern file on disk opened with O_DIRECT; `skip` says why not when the temporary folder's
 // file system has no direct I/O (tmpfs).
 struct DirectFile {
@@ -173,7 +208,7 @@ TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
   const std::uint64_t chunks = 41;
   DirectFile f(bytes);
   REQUIRE_DIRECT(f);
-  const std::size_t threads_before = thread_count();
+  const std::size_t threads_before = settled_thread_count();
   {
     const Slots slots(staging_slot_count(depth, bytes, kChunk, engine), kChunk);
     QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(),
@@ -208,7 +243,8 @@ TEST_P(QueueDepths, EveryByteLandsOnceAndNoSlotIsReusedUnderItsCopy) {
     EXPECT_GE(s.max_reads_in_pread, 1u);
     EXPECT_LE(s.max_reads_in_pread, depth) << "never more reads in the kernel than the depth";
   }
-  EXPECT_EQ(thread_count(), threads_before) << "every reader thread joined";
+  EXPECT_EQ(thread_count_after_joins(threads_before), threads_before)
+      << "every reader thread joined";
 }
 
 // Without completions (the callback is done with the slot when it returns): the same bytes.
@@ -326,7 +362,7 @@ TEST_P(QueueDepthErrors, AFileTruncatedUnderneathFailsNamingItAndWhereItEnded) {
   const std::uint64_t bytes = 32 * kChunk;
   DirectFile f(bytes);
   REQUIRE_DIRECT(f);
-  const std::size_t threads_before = thread_count();
+  const std::size_t threads_before = settled_thread_count();
   {
     const Slots slots(staging_slot_count(depth, bytes, kChunk, engine), kChunk);
     QueuedDirectReader reader(f.fd.get(), f.file.path(), bytes, kChunk, depth, slots.spans(),
@@ -350,7 +386,8 @@ TEST_P(QueueDepthErrors, AFileTruncatedUnderneathFailsNamingItAndWhereItEnded) {
     EXPECT_EQ(log.completions_left, 0u) << "a copy was left running under the slots";
     EXPECT_EQ(log.reused_busy, 0u);
   }
-  EXPECT_EQ(thread_count(), threads_before) << "every reader thread joined";
+  EXPECT_EQ(thread_count_after_joins(threads_before), threads_before)
+      << "every reader thread joined";
 }
 
 // Cut in the middle of a chunk, at no multiple of the block: the read of that chunk comes back
@@ -382,7 +419,7 @@ TEST_P(QueueDepthErrors, APreadErrorSurfacesWithErrnoAndTheRead) {
   const UniqueFd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   ASSERT_TRUE(fd.valid());
   const std::uint64_t bytes = 20 * kChunk;
-  const std::size_t threads_before = thread_count();
+  const std::size_t threads_before = settled_thread_count();
   {
     const Slots slots(staging_slot_count(depth, bytes, kChunk, engine), kChunk);
     QueuedDirectReader reader(fd.get(), dir.path().string(), bytes, kChunk, depth, slots.spans(),
@@ -409,7 +446,8 @@ TEST_P(QueueDepthErrors, APreadErrorSurfacesWithErrnoAndTheRead) {
               }).find(errno_text),
               std::string::npos);
   }
-  EXPECT_EQ(thread_count(), threads_before) << "every reader thread joined";
+  EXPECT_EQ(thread_count_after_joins(threads_before), threads_before)
+      << "every reader thread joined";
 }
 
 INSTANTIATE_TEST_SUITE_P(Depths, QueueDepthErrors, kDepthsAndEngines, depth_and_engine_name);
